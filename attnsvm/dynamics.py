@@ -1,0 +1,184 @@
+"""Gradient dynamics as composable update rules (optax style: `init` / `update`), batched.
+
+A `Problem` is a batch of B linear-head instances with the same shape (keys K (B,n,T,d),
+scores gamma (B,n,T)); `run` advances all B together with one rule. Rules see the
+log-domain `Grad` (attnsvm.gradients), so normalized GD and Polyak keep the right direction
+when the gradient underflows; fixed-step GD whose step underflows is reported `stalled`.
+Runs on CUDA when present, else CPU, in float64.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import torch
+
+from . import model
+from .data import Dataset
+from .gradients import Grad, linear_head_grad
+from .losses import Loss, get_loss
+
+
+def default_device() -> torch.device:
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """B instances of the linear-head risk L(p) = mean_i loss(<S(K_i p), gamma_i>)."""
+
+    K: torch.Tensor
+    gamma: torch.Tensor
+    loss: Loss
+
+    @property
+    def batch(self) -> int:
+        return self.K.shape[0]
+
+    @property
+    def dim(self) -> int:
+        return self.K.shape[-1]
+
+    @classmethod
+    def from_datasets(cls, datasets: Sequence[Dataset], loss: Loss | str = "logistic", device=None) -> "Problem":
+        """p-parameterisation: keys X_i W, scores Y_i X_i v."""
+        device = device or default_device()
+        K = torch.stack([model.t(model.keys(ds), device) for ds in datasets])
+        g = torch.stack([model.t(model.scores(ds), device) for ds in datasets])
+        return cls(K, g, get_loss(loss))
+
+    @classmethod
+    def from_arrays(cls, K, gamma, loss: Loss | str = "logistic", device=None) -> "Problem":
+        device = device or default_device()
+        return cls(model.t(K, device), model.t(gamma, device), get_loss(loss))
+
+    def grad(self, p: torch.Tensor) -> Grad:
+        return linear_head_grad(self.K, self.gamma, p, self.loss)
+
+
+class UpdateRule(Protocol):
+    def init(self, p: torch.Tensor) -> Any: ...
+    def update(self, g: Grad, state: Any, p: torch.Tensor) -> tuple[torch.Tensor, Any]: ...
+
+
+def _per_instance(x, like: torch.Tensor) -> torch.Tensor:
+    return torch.as_tensor(x, dtype=like.dtype, device=like.device).expand(like.shape[0])
+
+
+@dataclass(frozen=True)
+class GD:
+    """p <- p - eta grad L(p). `eta` is a float or one value per instance (e.g. 1/L_p, Lemma 6)."""
+
+    eta: float | Sequence[float] | torch.Tensor
+
+    def init(self, p):
+        return None
+
+    def update(self, g: Grad, state, p):
+        eta = _per_instance(self.eta, p)
+        return -(eta * torch.exp(g.log_norm))[:, None] * g.direction, state
+
+
+@dataclass(frozen=True)
+class NormalizedGD:
+    """p <- p - eta grad L(p) / ||grad L(p)|| (SPEC.md C)."""
+
+    eta: float | Sequence[float] | torch.Tensor
+
+    def init(self, p):
+        return None
+
+    def update(self, g: Grad, state, p):
+        return -_per_instance(self.eta, p)[:, None] * g.direction, state
+
+
+@dataclass(frozen=True)
+class Polyak:
+    """p <- p - ((L(p) - f_star) / ||grad L||^2) grad L(p) (SPEC.md C), step length computed
+    in the log domain as exp(log(L - f_star) - log||grad L||), capped at `max_step`."""
+
+    f_star: float | Sequence[float] | torch.Tensor = 0.0
+    max_step: float = 1e6
+
+    def init(self, p):
+        return None
+
+    def update(self, g: Grad, state, p):
+        gap = (g.value - _per_instance(self.f_star, p)).clamp_min(0)
+        length = torch.exp(torch.log(gap) - g.log_norm).nan_to_num(0.0).clamp(max=self.max_step)
+        return -length[:, None] * g.direction, state
+
+
+UNDERFLOW = math.log(np.finfo(np.float64).tiny)   # about -708
+
+RULES = {"gd": GD, "ngd": NormalizedGD, "polyak": Polyak}
+
+
+@dataclass
+class Trajectory:
+    """Sparse record of a batched run: rows at `steps` (iterations 0, 1, 2, 4, ... and last).
+
+    p (R,B,d), value (R,B), log_grad_norm (R,B), log_unsat (R,B,n); `final` is p at the end;
+    `status[b]` is 'ok'; 'stalled' (p stopped moving because the gradient fell below float64's
+    range: fixed-step GD at deep saturation); 'stationary' (p stopped moving at a gradient
+    above that range: a finite stationary point to float precision); or 'non-finite'."""
+
+    steps: list[int]
+    p: torch.Tensor
+    value: torch.Tensor
+    log_grad_norm: torch.Tensor
+    log_unsat: torch.Tensor
+    selected: torch.Tensor
+    final: torch.Tensor
+    status: list[str] = field(default_factory=list)
+
+    def corr(self, q: torch.Tensor) -> torch.Tensor:
+        """corr(p_t, q) per recorded step and instance; q (d,) or (B,d)."""
+        q = q if q.dim() == 2 else q[None].expand(self.p.shape[1], -1)
+        num = (self.p * q[None]).sum(-1)
+        return num / (self.p.norm(dim=-1) * q.norm(dim=-1)[None]).clamp_min(1e-300)
+
+
+def record_schedule(steps: int, every: int | None = None) -> list[int]:
+    """0, 1, 2, 4, 8, ... (or every `every`) and the last step."""
+    if every:
+        s = set(range(0, steps + 1, every))
+    else:
+        s = {0} | {2 ** k for k in range(int(math.log2(max(steps, 1))) + 1)}
+    s.add(steps)
+    return sorted(x for x in s if x <= steps)
+
+
+def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = None) -> Trajectory:
+    """Advance all instances `steps` times with `rule` from p0 ((d,) or (B,d))."""
+    p = model.t(p0, problem.K.device)
+    p = p[None].expand(problem.batch, -1).clone() if p.dim() == 1 else p.clone()
+    keep = record_schedule(steps, every)
+    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
+    state = rule.init(p)
+    stalled = torch.zeros(problem.batch, dtype=torch.bool, device=p.device)
+    stationary = torch.zeros_like(stalled)
+    keep_set, g = set(keep), None
+    for k in range(steps + 1):
+        g = problem.grad(p)
+        if k in keep_set:
+            rows["p"].append(p.clone())
+            rows["value"].append(g.value)
+            rows["log_grad_norm"].append(g.log_norm)
+            rows["log_unsat"].append(g.log_unsat)
+        if k == steps:
+            break
+        delta, state = rule.update(g, state, p)
+        new = p + delta
+        frozen = (new == p).all(-1)
+        stalled |= frozen & (g.log_norm < UNDERFLOW)          # gradient below float64 range
+        stationary |= frozen & (g.log_norm >= UNDERFLOW)      # step below resolution of p
+        p = new
+    finite = torch.isfinite(p).all(-1)
+    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
+              for f, s, st in zip(finite.tolist(), stalled.tolist(), stationary.tolist())]
+    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
+                      torch.stack(rows["log_unsat"]), g.selected, p, status)

@@ -1,0 +1,1 @@
+"""checks of attnsvm: one module per result id (see attnsvm.registry)."""

@@ -1,0 +1,1 @@
+"""counterexamples of attnsvm: one module per result id (see attnsvm.registry)."""

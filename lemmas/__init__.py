@@ -1,0 +1,1 @@
+"""lemmas of attnsvm: one module per result id (see attnsvm.registry)."""
