@@ -64,6 +64,26 @@ class UpdateRule(Protocol):
     def update(self, g: Grad, state: Any, p: torch.Tensor) -> tuple[torch.Tensor, Any]: ...
 
 
+class Parameterisation(Protocol):
+    """How trained coordinates theta (B, D) map to the problem's p (B, d), e.g. W = K Q^T
+    (attnsvm.cross.KQ). `pullback` turns the log-domain gradient in p into the one in theta
+    (chain rule), again as a `Grad`, so every update rule applies unchanged."""
+
+    def to_p(self, theta: torch.Tensor) -> torch.Tensor: ...
+    def pullback(self, g: Grad, theta: torch.Tensor) -> Grad: ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    """theta = p: the default parameterisation of `run`."""
+
+    def to_p(self, theta):
+        return theta
+
+    def pullback(self, g: Grad, theta):
+        return g
+
+
 def _per_instance(x, like: torch.Tensor) -> torch.Tensor:
     return torch.as_tensor(x, dtype=like.dtype, device=like.device).expand(like.shape[0])
 
@@ -124,7 +144,9 @@ class Trajectory:
     p (R,B,d), value (R,B), log_grad_norm (R,B), log_unsat (R,B,n); `final` is p at the end;
     `status[b]` is 'ok'; 'stalled' (p stopped moving because the gradient fell below float64's
     range: fixed-step GD at deep saturation); 'stationary' (p stopped moving at a gradient
-    above that range: a finite stationary point to float precision); or 'non-finite'."""
+    above that range: a finite stationary point to float precision); or 'non-finite'.
+    With a non-identity parameterisation, p is the problem's p (e.g. vec(K Q^T)),
+    log_grad_norm is the gradient norm in theta, and `theta` holds the final theta."""
 
     steps: list[int]
     p: torch.Tensor
@@ -134,6 +156,7 @@ class Trajectory:
     selected: torch.Tensor
     final: torch.Tensor
     status: list[str] = field(default_factory=list)
+    theta: torch.Tensor | None = None
 
     def corr(self, q: torch.Tensor) -> torch.Tensor:
         """corr(p_t, q) per recorded step and instance; q (d,) or (B,d)."""
@@ -152,18 +175,21 @@ def record_schedule(steps: int, every: int | None = None) -> list[int]:
     return sorted(x for x in s if x <= steps)
 
 
-def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = None) -> Trajectory:
-    """Advance all instances `steps` times with `rule` from p0 ((d,) or (B,d))."""
-    p = model.t(p0, problem.K.device)
-    p = p[None].expand(problem.batch, -1).clone() if p.dim() == 1 else p.clone()
+def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = None,
+        param: Parameterisation = Identity()) -> Trajectory:
+    """Advance all instances `steps` times with `rule` from p0 ((D,) or (B,D)); p0 and the
+    rule live in `param`'s coordinates theta (p itself by default)."""
+    theta = model.t(p0, problem.K.device)
+    theta = theta[None].expand(problem.batch, -1).clone() if theta.dim() == 1 else theta.clone()
     keep = record_schedule(steps, every)
     rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
-    state = rule.init(p)
-    stalled = torch.zeros(problem.batch, dtype=torch.bool, device=p.device)
+    state = rule.init(theta)
+    stalled = torch.zeros(problem.batch, dtype=torch.bool, device=theta.device)
     stationary = torch.zeros_like(stalled)
     keep_set, g = set(keep), None
     for k in range(steps + 1):
-        g = problem.grad(p)
+        p = param.to_p(theta)
+        g = param.pullback(problem.grad(p), theta)
         if k in keep_set:
             rows["p"].append(p.clone())
             rows["value"].append(g.value)
@@ -171,14 +197,14 @@ def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = 
             rows["log_unsat"].append(g.log_unsat)
         if k == steps:
             break
-        delta, state = rule.update(g, state, p)
-        new = p + delta
-        frozen = (new == p).all(-1)
+        delta, state = rule.update(g, state, theta)
+        new = theta + delta
+        frozen = (new == theta).all(-1)
         stalled |= frozen & (g.log_norm < UNDERFLOW)          # gradient below float64 range
         stationary |= frozen & (g.log_norm >= UNDERFLOW)      # step below resolution of p
-        p = new
-    finite = torch.isfinite(p).all(-1)
+        theta = new
+    finite = torch.isfinite(theta).all(-1)
     status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
               for f, s, st in zip(finite.tolist(), stalled.tolist(), stationary.tolist())]
     return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
-                      torch.stack(rows["log_unsat"]), g.selected, p, status)
+                      torch.stack(rows["log_unsat"]), g.selected, p, status, theta)

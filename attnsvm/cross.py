@@ -1,0 +1,139 @@
+"""Cross- and self-attention with a trained key-query matrix (SPEC.md B, "Transformers as SVMs").
+
+`f(X, z) = v^T X^T S(X W z)`, self-attention when `z_i = x_i1`. The logits are linear in W:
+
+    a_it = x_it^T W z_i = <vec(x_it z_i^T), vec(W)>        (vec row-major, W = p.reshape(d, d))
+
+so the W-parameterised risk is the linear-head risk of `attnsvm.dynamics` with p = vec(W) and
+keys `vec(x_it z_i^T)` (`w_problem`), and every core rule (GD, NormalizedGD, Polyak) runs it
+batched with the log-domain, cancellation-free gradient. The (K, Q)-parameterisation
+`W = K Q^T` (K, Q in R^{d x m}) is a `dynamics.Parameterisation` (`KQ`): with G = grad_W L,
+`grad_K = G Q`, `grad_Q = G^T K`; its norm is computed in the log domain, so normalized GD
+and Polyak keep their direction when ||G|| underflows.
+
+Typical use::
+
+    prob = cross.w_problem(datasets)                    # B datasets of one shape
+    tr = dynamics.run(prob, dynamics.NormalizedGD(0.1), np.zeros(d * d), 2000)
+    W = cross.to_matrix(tr.final)                       # (B, d, d)
+    kq = cross.KQ(d, m)
+    tr = dynamics.run(prob, dynamics.NormalizedGD(0.1), kq.pack(K0, Q0), 2000, param=kq)
+    K, Q = kq.unpack(tr.theta)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from . import model
+from .data import Dataset
+from .dynamics import Problem, default_device
+from .gradients import Grad
+from .losses import Loss, get_loss
+
+
+def w_keys(X, Z) -> torch.Tensor:
+    """Keys of the W-parameterisation: vec(x_it z_i^T), shape (..., n, T, d*d); X (..., n, T, d),
+    Z (..., n, d)."""
+    X, Z = model.t(X), model.t(Z)
+    return torch.einsum("...ntd,...ne->...ntde", X, Z).flatten(-2)
+
+
+def w_problem_from_arrays(X, Z, gamma, loss: Loss | str = "logistic", device=None) -> Problem:
+    """W-parameterised risk for B instances from arrays: X (B,n,T,d), Z (B,n,d) queries,
+    gamma (B,n,T) scores Y_i v^T x_it. p = vec(W) row-major."""
+    device = device or default_device()
+    return Problem(w_keys(X, Z).to(device), model.t(gamma, device), get_loss(loss))
+
+
+def w_problem(datasets: Sequence[Dataset], loss: Loss | str = "logistic", device=None) -> Problem:
+    """W-parameterised cross-attention risk of datasets of one shape; queries are each dataset's
+    z, else z_i = x_i1 (self-attention, `model.queries`); scores Y_i v^T x_it (Definition 1)."""
+    X = np.stack([ds.X for ds in datasets])
+    Z = np.stack([model.queries(ds) for ds in datasets])
+    g = np.stack([model.scores(ds) for ds in datasets])
+    return w_problem_from_arrays(X, Z, g, loss, device)
+
+
+def to_matrix(p) -> torch.Tensor:
+    """vec(W) (..., d*d) -> W (..., d, d), row-major."""
+    p = model.t(p)
+    d = math.isqrt(p.shape[-1])
+    return p.reshape(*p.shape[:-1], d, d)
+
+
+@dataclass(frozen=True)
+class KQ:
+    """The (K, Q)-parameterisation W = K Q^T, K, Q in R^{d x m} (SPEC.md B). theta (B, 2 d m) is
+    vec(K) followed by vec(Q) (row-major); p = vec(K Q^T)."""
+
+    d: int
+    m: int
+
+    def pack(self, K, Q) -> torch.Tensor:
+        """theta from K, Q of shape (d, m) or (B, d, m)."""
+        K, Q = model.t(K), model.t(Q)
+        return torch.cat([K.flatten(-2), Q.flatten(-2)], -1)
+
+    def unpack(self, theta) -> tuple[torch.Tensor, torch.Tensor]:
+        theta = model.t(theta)
+        dm = self.d * self.m
+        shape = (*theta.shape[:-1], self.d, self.m)
+        return theta[..., :dm].reshape(shape), theta[..., dm:].reshape(shape)
+
+    def to_p(self, theta: torch.Tensor) -> torch.Tensor:
+        K, Q = self.unpack(theta)
+        return (K @ Q.transpose(-1, -2)).flatten(-2)
+
+    def pullback(self, g: Grad, theta: torch.Tensor) -> Grad:
+        """grad_K = G Q, grad_Q = G^T K with G = exp(log_norm) * direction; the direction is
+        normalised and the norm kept as a logarithm: log||grad_theta|| = log||G|| + log||(D Q, D^T K)||
+        with D = G / ||G||."""
+        K, Q = self.unpack(theta)
+        D = to_matrix(g.direction)
+        flat = torch.cat([(D @ Q).flatten(-2), (D.transpose(-1, -2) @ K).flatten(-2)], -1)
+        norm = flat.norm(dim=-1)
+        ok = norm > 0
+        safe = torch.where(ok, norm, torch.ones_like(norm))
+        direction = torch.where(ok[:, None], flat / safe[:, None], torch.zeros_like(flat))
+        log_norm = torch.where(ok, g.log_norm + torch.log(safe), torch.full_like(norm, float("-inf")))
+        return replace(g, direction=direction, log_norm=log_norm)
+
+    def random(self, rng: np.random.Generator, scale: float = 1.0, batch: int | None = None) -> torch.Tensor:
+        """theta with K, Q entries N(0, scale^2 / m) (so ||K Q^T|| is O(scale^2))."""
+        shape = (2 * self.d * self.m,) if batch is None else (batch, 2 * self.d * self.m)
+        return model.t(rng.normal(scale=scale / math.sqrt(self.m), size=shape))
+
+
+def smoothness(datasets: Sequence[Dataset], loss: Loss | str = "logistic") -> np.ndarray:
+    """Lemma 6's smoothness constant (our reconstruction, SPEC.md A) for the W-parameterised risk,
+    one per dataset: L = (1/n) sum_i (M0 ||v||^2 ||X_i||^2 ||K_i||^2 + 3 M1 ||v|| ||X_i|| ||K_i||^2)
+    with spectral norms and K_i the (T, d*d) key matrix of rows vec(x_it z_i^T), so
+    ||K_i|| = ||X_i|| ||z_i|| (Lemma 6's ||W|| ||X_i|| with keys X_i W). Constants (M0, M1)
+    from the loss on the margin interval [-max|gamma|, max|gamma|]."""
+    loss = get_loss(loss)
+    out = []
+    for ds in datasets:
+        g = np.abs(model.scores(ds)).max()
+        M0, M1 = loss.constants(-g, g)
+        Xn = np.linalg.norm(ds.X, ord=2, axis=(1, 2))
+        Kn = Xn * np.linalg.norm(model.queries(ds), axis=-1)
+        vn = np.linalg.norm(ds.v)
+        out.append(float(np.mean(M0 * vn ** 2 * Xn ** 2 * Kn ** 2 + 3 * M1 * vn * Xn * Kn ** 2)))
+    return np.array(out)
+
+
+def log_unselected_mass(problem: Problem, p, alpha) -> torch.Tensor:
+    """log(1 - s_{i,alpha_i}(p)) per instance and input (B, n): the softmax mass off the selected
+    tokens alpha ((B, n) or (n,)), as a log-sum-exp over the other tokens (no cancellation at
+    saturation). Its decay measures attention sparsification (SPEC.md C)."""
+    p = model.t(p, problem.K.device)
+    a = torch.einsum("bntd,bd->bnt", problem.K, p)
+    alpha = torch.as_tensor(np.asarray(alpha), device=a.device).long().expand(a.shape[:2])
+    is_sel = torch.nn.functional.one_hot(alpha, a.shape[-1]).bool()
+    return torch.logsumexp(a.masked_fill(is_sel, float("-inf")), -1) - torch.logsumexp(a, -1)
