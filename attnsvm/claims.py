@@ -200,7 +200,8 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
         found = hypothesis.find(strategy, refutes, settings=_settings(budget.examples), random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable):
         found = None
-    evidence.update(instances=stats["held"], inconclusive=stats["inconclusive"], certified=stats["certified"])
+    evidence.update(instances=stats["held"], evaluated=stats["evaluated"], inconclusive=stats["inconclusive"],
+                    certified=stats["certified"])
     if reasons:
         evidence["inconclusive_reasons"] = dict(reasons.most_common(3))
     if found is not None:

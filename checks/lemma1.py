@@ -69,7 +69,7 @@ def _instances(dropped):
         if "rank_one_start" in dropped:     # keep W0 u = p0, add a component N (I - u u^T/|u|^2)
             N = np.array(N, float).reshape(ds.d, ds.d)
             W0 = W0 + N @ (np.eye(ds.d) - np.outer(u, u) / (u @ u))
-        eta_W = eta / (u @ u) if "step_scaling" not in dropped else eta * eta_scale
+        eta_W = float(eta / (u @ u)) if "step_scaling" not in dropped else eta * eta_scale
         from attnsvm.claims import Instance
         return Instance(ds, {"u": u.tolist(), "p0": p0.tolist(), "W0": W0.tolist(), "eta": eta, "eta_W": eta_W,
                              "loss": loss, "head": head, "head_seed": head_seed})
