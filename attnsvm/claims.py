@@ -91,6 +91,11 @@ class Outcome:
     detail: dict = field(default_factory=dict)
     reason: str = ""
 
+    def __post_init__(self):  # numpy booleans (np.True_) would break `holds is False`
+        if self.holds is not None:
+            object.__setattr__(self, "holds", bool(self.holds))
+        object.__setattr__(self, "certified", bool(self.certified))
+
 
 @dataclass(frozen=True)
 class Hypothesis:
