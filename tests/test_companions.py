@@ -82,3 +82,55 @@ def test_kq_run_is_w_of_kq():
     tr = dynamics.run(cross.w_problem([ds]), dynamics.NormalizedGD(0.1), kq.random(np.random.default_rng(1)), 20, param=kq)
     K, Q = kq.unpack(tr.theta)
     assert torch.allclose(tr.final, (K @ Q.transpose(-1, -2)).flatten(-2))
+
+
+def _mp_log_excess(K, gam, p, digits=30):
+    """log(L(p) - mean_i loss(max_t gamma_it)), logistic loss, in mpmath."""
+    import mpmath
+
+    a = K @ p
+    mpmath.mp.dps = digits + int(np.ptp(a, axis=-1).max() / np.log(10)) + 10
+    total = mpmath.mpf(0)
+    for i in range(K.shape[0]):
+        e = [mpmath.exp(mpmath.mpf(x)) for x in a[i]]
+        f = mpmath.fsum(x * g for x, g in zip(e, gam[i])) / mpmath.fsum(e)
+        top = mpmath.mpf(max(gam[i]))
+        total += mpmath.log1p(mpmath.exp(-f)) - mpmath.log1p(mpmath.exp(-top))
+    return float(mpmath.log(total / K.shape[0]))
+
+
+@pytest.mark.parametrize("scale", [0.5, 5.0, 40.0, 300.0, 3000.0])
+def test_log_excess_matches_high_precision(scale):
+    """Grad.log_excess = log(L - L_inf) to 1e-9 relative, also where L - L_inf < 1e-16 L."""
+    ds = gaussian_dataset(7, 2, 3, 2, labels="positive")
+    res = __import__("attnsvm.svm", fromlist=["att_svm"]).att_svm(ds, model.optimal_tokens(ds))
+    p = res.x / np.linalg.norm(res.x) * scale + np.random.default_rng(0).normal(size=2) * 0.1
+    K, gam = model.keys(ds), model.scores(ds)
+    g = dynamics.Problem.from_datasets([ds]).grad(model.t(p)[None])
+    assert float(g.log_excess[0]) == pytest.approx(_mp_log_excess(K, gam, p), rel=1e-9, abs=1e-9)
+
+
+def test_polyak_infimum_keeps_moving_at_deep_saturation():
+    """With f_star = 'infimum' the Polyak step survives saturation; with the float difference
+    L - f_star it is 0 there and the run freezes."""
+    ds = gaussian_dataset(7, 2, 3, 2, labels="positive")
+    prob = dynamics.Problem.from_datasets([ds])
+    p0 = model.t(np.array([1.0, 0.0]))
+    p_far = dynamics.run(prob, dynamics.NormalizedGD(5.0), p0, 40).final
+    L_inf = float(np.mean(np.log1p(np.exp(-model.scores(ds).max(1)))))
+    assert float(prob.grad(p_far).value[0]) - L_inf == 0.0          # cancelled in float64
+    tr = dynamics.run(prob, dynamics.Polyak("infimum"), p_far, 5)
+    assert tr.status == ["ok"] and float((tr.final - p_far).norm()) > 0.1
+    tr = dynamics.run(prob, dynamics.Polyak(L_inf), p_far, 5)
+    assert tr.status == ["stationary"]
+
+
+def test_per_instance_rules_equal_separate_runs():
+    ds = gaussian_dataset(5, 2, 3, 2)
+    rules = (dynamics.GD(0.5), dynamics.NormalizedGD(0.1), dynamics.Polyak("infimum"))
+    prob = cross.w_problem([ds] * 3)
+    W0 = np.random.default_rng(0).normal(size=(3, 4))
+    together = dynamics.run(prob, dynamics.PerInstance(rules), W0, 30)
+    for b, r in enumerate(rules):
+        alone = dynamics.run(cross.w_problem([ds]), r, W0[b], 30)
+        assert torch.allclose(together.final[b], alone.final[0], atol=1e-13)
