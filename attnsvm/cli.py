@@ -285,5 +285,5 @@ def main() -> None:
     try:
         app()
     except UserError as e:
-        err.print(f"error: {e}", markup=False, highlight=False)
+        print(f"error: {e}", file=sys.stderr)      # one line, never wrapped
         sys.exit(2)

@@ -41,7 +41,7 @@ def check_report(e: registry.Entry, budget: Budget, seed: int) -> Report:
     return _guard(e.id, "check", e.check, go)
 
 
-def necessity_report(e: registry.Entry, hyp: str, budget: Budget, seed: int, search: bool) -> Report:
+def necessity_report(e: registry.Entry, hyp: str, budget: Budget, seed: int, search: bool = False) -> Report:
     """Replay the stored witness for dropping `hyp`; search afresh when asked or when none is stored."""
     s = registry.searches(e)[hyp]
 

@@ -1,6 +1,7 @@
 """Example user claims in attnsvm's vocabulary: `attnsvm check examples/my_claims.py`.
 
-Each module-level Claim is checked; `expected` pins the verdict a user wants (exit 1 if not).
+Each module-level Claim is checked; `expected` pins the verdict the author wants (the
+command exits 1 otherwise). Pin them in pytest with `attnsvm.testing.assert_verdict`.
 """
 
 from hypothesis import strategies as st
@@ -10,45 +11,49 @@ from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.strategies import instances, integer_datasets
 
 
+def strict_optimality(inst):
+    return model.strict_optimality(inst.dataset)
+
+
+def gmm_feasible(inst):
+    return geometry.gmm(inst.dataset).feasible
+
+
 def distinct_keys(inst):
     K = model.keys(inst.dataset)
     return all(len({tuple(k) for k in Ki}) == inst.dataset.T for Ki in K)
 
 
-def single_input(inst):
-    return inst.dataset.n == 1
+def only_lmm_is_gmm(inst, budget):
+    """Every locally optimal selection (Definition 2) is the optimal one."""
+    found = geometry.lmms(inst.dataset)
+    others = [list(s.alpha) for s in found if not s.is_gmm]
+    return Outcome(not others, certified=all(s.certified for s in found), detail={"other_lmms": others})
 
 
-def gmm_feasible(inst, budget):
-    """With one input and pairwise distinct keys, the optimal token is separable... or is it?"""
-    s = geometry.gmm(inst.dataset)
-    return Outcome(s.feasible, certified=s.certified, detail={"status": s.result.status})
-
-
-# False in general: a token inside the convex hull of the others cannot be separated.
-separable = Claim(
-    name="one-input-gmm-feasible",
-    statement="n = 1 and distinct keys => (ATT-SVM) with alpha = opt is feasible",
-    hypotheses=(Hypothesis("single_input", "n = 1", single_input),
-                Hypothesis("distinct_keys", "the keys of an input are pairwise distinct", distinct_keys)),
-    conclusion=gmm_feasible,
-    instances=lambda dropped: instances(integer_datasets(n=1, T=st.integers(2, 4), d=st.integers(1, 2))),
+# False: Appendix E's tightness instance has a second LMM; the search finds one like it.
+unique_lmm = Claim(
+    name="two-by-two-unique-lmm",
+    statement="n = 2, T = 2, strict optimality, GMM feasible => the GMM is the only LMM",
+    hypotheses=(Hypothesis("strict_optimality", "gamma_{i,opt_i} > gamma_it", strict_optimality),
+                Hypothesis("gmm_feasible", "(ATT-SVM) with alpha = opt is feasible", gmm_feasible)),
+    conclusion=only_lmm_is_gmm,
+    instances=lambda dropped: instances(integer_datasets(n=2, T=2, d=2)),
     expected=("REFUTED",),
 )
 
 
-def two_tokens(inst):
-    return inst.dataset.T == 2
+def gmm_is_feasible(inst, budget):
+    s = geometry.gmm(inst.dataset)
+    return Outcome(s.feasible, certified=s.certified, detail={"status": s.result.status})
 
 
-# True: with two distinct keys the single constraint (k_opt - k_other)^T p >= 1 is always satisfiable.
+# True: with two distinct keys the single constraint (k_opt - k_other)^T p >= 1 is satisfiable.
 two_token_separable = Claim(
     name="two-token-gmm-feasible",
     statement="n = 1, T = 2 and distinct keys => (ATT-SVM) with alpha = opt is feasible",
-    hypotheses=(Hypothesis("single_input", "n = 1", single_input),
-                Hypothesis("two_tokens", "T = 2", two_tokens),
-                Hypothesis("distinct_keys", "the keys of an input are pairwise distinct", distinct_keys)),
-    conclusion=gmm_feasible,
-    instances=lambda dropped: instances(integer_datasets(n=1, T=2, d=st.integers(1, 3))),
+    hypotheses=(Hypothesis("distinct_keys", "the keys of an input are pairwise distinct", distinct_keys),),
+    conclusion=gmm_is_feasible,
+    instances=lambda dropped: instances(integer_datasets(n=1, T=2, d=st.integers(1, 3), W="integer")),
     expected=("CERTIFIED",),
 )

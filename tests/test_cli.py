@@ -1,0 +1,118 @@
+"""The CLI as a user runs it: exit codes, one-line errors, JSON outputs, witnesses."""
+
+import json
+import sys
+
+import pytest
+
+from attnsvm import cli
+
+TIGHT = {"name": "tightness", "X": [[[1, 0], [0, 0]], [[0, 0], [2, 1]]], "Y": [1, 1], "v": [1, -3]}
+
+
+def run(monkeypatch, capsys, *args):
+    monkeypatch.setattr(sys, "argv", ["attnsvm", *map(str, args)])
+    with pytest.raises(SystemExit) as e:
+        cli.main()
+    cap = capsys.readouterr()
+    return e.value.code, cap.out, cap.err
+
+
+@pytest.fixture
+def data(tmp_path):
+    p = tmp_path / "tight.json"
+    p.write_text(json.dumps(TIGHT))
+    return p
+
+
+def test_analyze_reports_every_lmm(monkeypatch, capsys, data, tmp_path):
+    code, out, _ = run(monkeypatch, capsys, "analyze", data, "--json", tmp_path / "a.json")
+    assert code == 0 and "GMM: feasible" in out
+    res = json.loads((tmp_path / "a.json").read_text())
+    lmms = {tuple(s["alpha"]): s for s in res["lmms"]}
+    assert set(lmms) == {(0, 0), (0, 1)} and lmms[(0, 0)]["is_gmm"] and not lmms[(0, 1)]["is_gmm"]
+    assert lmms[(0, 1)]["neighbors"] == [[1], []] and all(s["certified"] for s in res["lmms"])
+    assert lmms[(0, 0)]["p_mm_exact"] == ["1", "-3"]
+
+
+@pytest.mark.parametrize("init, limit", [("0,0", [0, 0]), ("6,6", [0, 1])])
+def test_run_reaches_the_lmm_of_its_basin(monkeypatch, capsys, data, tmp_path, init, limit):
+    """Appendix E: NGD from the origin finds the GMM, from (6, 6) the other LMM."""
+    code, _, _ = run(monkeypatch, capsys, "run", data, "--rule", "ngd", "--steps", 3000, "--init", init,
+                     "--json", tmp_path / "r.json")
+    res = json.loads((tmp_path / "r.json").read_text())
+    assert code == 0 and res["aligned_with"] == limit and res["best_corr"] > 0.999 and res["status"] == "ok"
+    assert res["trace"]["norm"][-1] > 100
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"X": [[[1, 0], [0, 0]]], "Y": [0], "v": [1, 0]}', "labels must be -1 or +1"),
+    ('{"X": [[[1, 0]]], "Y": [1], "v": [1, 0]}', "T >= 2"),
+    ('{"X": [[[1, "nan"], [0, 0]]], "Y": [1], "v": [1, 0]}', "non-finite"),
+    ('{"X": [[[1, 0], [0, 0]]], "Y": [1], "v": [1, 0, 2]}', "length d = 2"),
+    ('{"X": [[[1, 0], [0, 0]]', "malformed JSON"),
+])
+def test_bad_dataset_is_one_line_exit_2(monkeypatch, capsys, tmp_path, content, message):
+    p = tmp_path / "bad.json"
+    p.write_text(content)
+    for cmd in (["analyze", p], ["run", p]):
+        code, out, err = run(monkeypatch, capsys, *cmd)
+        assert code == 2 and message in err and err.count("\n") == 1 and "Traceback" not in err + out
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "no-such-result"], "unknown result id"),
+    (["check", "lemma2", "--budget", "huge"], "unknown budget"),
+    (["replay", "/no/such/witness.json"], "no such file"),
+    (["counterexample", "lemma2", "--drop", "nonsense"], "has no hypothesis"),
+    (["check", "missing_claims.py"], "no such file"),
+])
+def test_usage_errors_exit_2(monkeypatch, capsys, args, message):
+    code, _, err = run(monkeypatch, capsys, *args)
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_run_rejects_bad_init(monkeypatch, capsys, data):
+    code, _, err = run(monkeypatch, capsys, "run", data, "--init", "1,x")
+    assert code == 2 and "--init" in err
+
+
+def test_unreadable_witness_exit_2(monkeypatch, capsys, tmp_path):
+    w = tmp_path / "w.json"
+    w.write_text('{"format": "something else"}')
+    code, _, err = run(monkeypatch, capsys, "replay", w)
+    assert code == 2 and "not an attnsvm witness" in err
+
+
+def test_check_json_and_exit_code(monkeypatch, capsys, tmp_path):
+    code, out, _ = run(monkeypatch, capsys, "check", "lemma2", "--json", tmp_path / "c.json")
+    res = json.loads((tmp_path / "c.json").read_text())
+    assert code == 0 and "5 of 5 verdicts as expected" in out
+    assert [r["part"] for r in res["reports"]] == ["derivation", "check", "drop:common_label",
+                                                    "drop:strict_optimality", "drop:v_in_range_W"]
+    assert all(r["as_expected"] for r in res["reports"])
+
+
+def test_user_claim_file_counterexample_and_replay(monkeypatch, capsys, tmp_path):
+    w = tmp_path / "w.json"
+    code, out, _ = run(monkeypatch, capsys, "counterexample", "examples/my_claims.py:unique_lmm", "--budget", "quick",
+                       "--out", w)
+    assert code == 0 and w.exists()
+    code, out, _ = run(monkeypatch, capsys, "replay", w)
+    assert code == 0 and "REFUTED" in out
+
+
+def test_user_claim_file_with_wrong_expectation_exits_1(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "claims.py"
+    f.write_text("from examples.my_claims import two_token_separable\n"
+                 "import dataclasses\nwrong = dataclasses.replace(two_token_separable, expected=('REFUTED',))\n")
+    monkeypatch.syspath_prepend(".")
+    code, out, _ = run(monkeypatch, capsys, "check", f)
+    assert code == 1 and "NO" in out
+
+
+def test_broken_claim_file_is_one_line(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "claims.py"
+    f.write_text("def broken(:\n")
+    code, _, err = run(monkeypatch, capsys, "check", f)
+    assert code == 2 and "cannot load (SyntaxError" in err
