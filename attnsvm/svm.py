@@ -136,7 +136,7 @@ def _solve_cvxpy(problem: MarginProblem, norm: str) -> SVMResult:
     return _finish(problem, x, np.asarray(cons[0].dual_value).reshape(-1), f"cvxpy/{norm}")
 
 
-def _rows_for(ds: Dataset | None, K: np.ndarray, alpha: Sequence[int], exact: np.ndarray | None):
+def _rows_for(K: np.ndarray, alpha: Sequence[int], exact: np.ndarray | None):
     n, T, _ = K.shape
     tags = tuple((i, t) for i in range(n) for t in range(T) if t != alpha[i])
     A = np.array([K[i, alpha[i]] - K[i, t] for i, t in tags]).reshape(len(tags), K.shape[-1])
@@ -147,7 +147,7 @@ def _rows_for(ds: Dataset | None, K: np.ndarray, alpha: Sequence[int], exact: np
 def att_svm_problem(ds: Dataset, alpha: Sequence[int]) -> MarginProblem:
     """(ATT-SVM) for token indices alpha (one per input), keys k_it = W^T x_it."""
     alpha = _check_alpha(ds, alpha)
-    A, tags, eA = _rows_for(ds, model.keys(ds), alpha, model.exact_keys(ds))
+    A, tags, eA = _rows_for(model.keys(ds), alpha, model.exact_keys(ds))
     return MarginProblem(A, tags, eA, None, f"ATT-SVM(alpha={list(alpha)})")
 
 
@@ -157,7 +157,7 @@ def att_svm(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog") -> SVMR
 
 def att_svm_keys(K: np.ndarray, alpha: Sequence[int], solver: str = "quadprog") -> SVMResult:
     """(ATT-SVM) straight from float keys (n, T, d): the hot path of sweeps, no exact rows."""
-    A, tags, _ = _rows_for(None, K, alpha, None)
+    A, tags, _ = _rows_for(K, alpha, None)
     return solve(MarginProblem(A, tags, None, None, "ATT-SVM"), solver)
 
 
