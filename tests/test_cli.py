@@ -116,3 +116,20 @@ def test_broken_claim_file_is_one_line(monkeypatch, capsys, tmp_path):
     f.write_text("def broken(:\n")
     code, _, err = run(monkeypatch, capsys, "check", f)
     assert code == 2 and "cannot load (SyntaxError" in err
+
+
+def test_interrupted_check_keeps_finished_parts(monkeypatch, capsys, tmp_path):
+    from attnsvm import runner
+
+    real = runner.reports
+
+    def interrupted(*args, **kw):
+        gen = real(*args, **kw)
+        yield next(gen)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "reports", interrupted)
+    code, _, err = run(monkeypatch, capsys, "check", "lemma2", "--json", tmp_path / "c.json")
+    res = json.loads((tmp_path / "c.json").read_text())
+    assert code == 130 and res["interrupted"] and [r["part"] for r in res["reports"]] == ["derivation"]
+    assert "interrupted after 1 of 5 parts" in err
