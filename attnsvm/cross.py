@@ -137,3 +137,33 @@ def log_unselected_mass(problem: Problem, p, alpha) -> torch.Tensor:
     alpha = torch.as_tensor(np.asarray(alpha), device=a.device).long().expand(a.shape[:2])
     is_sel = torch.nn.functional.one_hot(alpha, a.shape[-1]).bool()
     return torch.logsumexp(a.masked_fill(is_sel, float("-inf")), -1) - torch.logsumexp(a, -1)
+
+
+def train(datasets: Sequence[Dataset], rule, steps: int, param: str = "W", m: int | None = None,
+          init_scale: float = 0.1, seed: int = 0, starts: int = 1, every: int | None = None,
+          loss: Loss | str = "logistic"):
+    """Train W (param='W') or (K, Q) (param='KQ', width m, default d) on each dataset from
+    `starts` seeded random inits (entries N(0, init_scale^2), K and Q N(0, init_scale^2 / m));
+    one batched `dynamics.run` of len(datasets) * starts instances, dataset-major. Returns the
+    Trajectory (its p is vec(W) = vec(K Q^T))."""
+    from . import dynamics
+
+    d = datasets[0].d
+    batch = [ds for ds in datasets for _ in range(starts)]
+    rng = np.random.default_rng(seed)
+    prob = w_problem(batch, loss)
+    if param == "W":
+        return dynamics.run(prob, rule, rng.normal(scale=init_scale, size=(len(batch), d * d)), steps, every)
+    if param == "KQ":
+        kq = KQ(d, m or d)
+        return dynamics.run(prob, rule, kq.random(rng, init_scale, len(batch)), steps, every, param=kq)
+    raise ValueError(f"param must be 'W' or 'KQ', got {param!r}")
+
+
+def margin_normalized(w, problem) -> np.ndarray | None:
+    """W / min_j <A_j, vec W> for a margin problem `svm.w_svm_problem(ds, alpha)`: the point of
+    W's ray meeting the constraints with margin exactly 1 (None if W does not separate alpha).
+    Comparing its norm with the SVM optimum's measures how far W's direction is from optimal."""
+    w = np.ravel(np.asarray(w, dtype=np.float64))
+    m = float((problem.A @ w).min())
+    return (w / m).reshape(problem.shape) if m > 0 else None

@@ -1,0 +1,10 @@
+"""tfsvm-nuclear: dropping the (K, Q) parameterisation (training W itself) gives the Frobenius
+W_mm, whose nuclear norm exceeds the optimum on data where the two differ; dropping m >= d
+(m = 1) confines K Q^T to rank one, which cannot reach a rank-2 W*_mm."""
+
+from attnsvm.registry import Search
+
+SEARCHES = {
+    "kq_parameterisation": Search(note="training W converges to the Frobenius W_mm, not a nuclear-norm solution"),
+    "width_m_ge_d": Search(note="m = 1: K Q^T has rank one; W*_mm of rank two is out of reach"),
+}
