@@ -19,6 +19,7 @@ from . import registry, runner
 from .data import load_dataset, read_json, write_json_atomic
 from .errors import UserError
 from .report import print_table
+from .sweeps.cli import app as reproduce_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Check results on attention as max-margin token selection.")
@@ -270,15 +271,7 @@ def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset J
     out.print(f"wrote {out_file}" + (f": {info.get('summary')}" if isinstance(info, dict) and info.get("summary") else ""))
 
 
-def _mount_reproduce() -> None:
-    try:
-        from .sweeps.cli import app as reproduce_app
-    except ModuleNotFoundError:  # TODO(lead): unconditional once attnsvm.sweeps lands
-        return
-    app.add_typer(reproduce_app, name="reproduce", help="Reproduce the papers' experiments (batched sweeps).")
-
-
-_mount_reproduce()
+app.add_typer(reproduce_app, name="reproduce", help="Reproduce the papers' experiments (batched sweeps).")
 
 
 def main() -> None:
