@@ -1,0 +1,89 @@
+"""Regularization paths (attnsvm.regpath) on instances with known answers, and the verdicts
+of theorem1, theorem3, theorem4, theorem5, theorem6 (derivation, check, necessity)."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from attnsvm import dynamics, losses, regpath
+
+F64 = torch.float64
+
+
+# ---- regpath ---------------------------------------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10**6), d=st.integers(2, 4), cos=st.floats(0.05, 0.95))
+def test_cone_projection_is_the_euclidean_projection(seed, d, cos):
+    rng = np.random.default_rng(seed)
+    q, x = torch.tensor(rng.normal(size=(1, d))), torch.tensor(rng.normal(size=(1, d)) * 3)
+    c = torch.tensor([cos], dtype=F64)
+    P = regpath.project_cone(x, q, c)
+    corr = lambda a: float((a * q).sum() / (a.norm() * q.norm())) if a.norm() > 0 else 1.0
+    assert corr(P) >= cos - 1e-12
+    assert torch.allclose(regpath.project_cone(P, q, c), P, atol=1e-12)
+    for _ in range(20):                       # variational inequality <x - P, y - P> <= 0 on the cone
+        y = regpath.project_cone(torch.tensor(rng.normal(size=(1, d)) * 3), q, c)
+        assert float(((x - P) * (y - P)).sum()) <= 1e-9
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), loss=st.sampled_from(["logistic", "exponential", "correlation"]))
+def test_scaled_hessian_matches_autograd(seed, loss):
+    rng = np.random.default_rng(seed)
+    K, gamma, p = (torch.tensor(rng.normal(size=s)) for s in ((1, 2, 3, 2), (1, 2, 3), (1, 2)))
+    lo = losses.get_loss(loss)
+    risk = lambda q: lo.value((torch.softmax(torch.einsum("ntd,d->nt", K[0], q), -1) * gamma[0]).sum(-1)).mean()
+    H = torch.autograd.functional.hessian(risk, p[0])
+    g = torch.autograd.functional.jacobian(risk, p[0])
+    assert torch.allclose(regpath.scaled_hessian(K, gamma, p, lo)[0], H / g.norm(), atol=1e-9)
+
+
+@pytest.mark.parametrize("u", [1e-30, 1e-3, 0.5, 4.0, -0.7])
+def test_loss_increment_is_the_difference(u):
+    for lo in losses.LOSSES.values():
+        g = torch.tensor([0.3, -2.0, 6.0], dtype=F64)
+        c = torch.full_like(g, u)
+        exact = (lo.value(g - c) - lo.value(g)).numpy()
+        got = losses.increment(lo, g, c)
+        if abs(u) > 1e-10:
+            assert np.allclose(got.numpy(), exact, rtol=1e-10, atol=1e-15)
+        else:                                    # first order: loss(g - c) - loss(g) = -loss'(g) c
+            assert np.allclose(got.numpy(), (-lo.deriv(g) * c).numpy(), rtol=1e-9)
+
+
+def test_two_token_path_is_exactly_the_key_difference():
+    """n = 1, T = 2: L depends on p only through a = (k_1 - k_2)^T p and decreases in a, so
+    p(R) = R (k_1 - k_2)/||k_1 - k_2|| for every R (the GMM direction)."""
+    K = np.array([[[[2.0, -1.0, 0.5], [0.0, 1.0, -1.0]]]])
+    gamma = np.array([[[1.0, -0.5]]])
+    prob = dynamics.Problem.from_arrays(K, gamma, "logistic")
+    rng = np.random.default_rng(0)
+    P = regpath.path(prob, [0.5, 2.0, 8.0, 32.0], rng.normal(size=(3, 3)))
+    k = torch.tensor(K[0, 0, 0] - K[0, 0, 1])
+    assert all(s[0] == "converged" for s in P.status)
+    assert (1 - P.corr(k)[:, 0]).abs().max() < 1e-12
+    assert torch.allclose(P.p[:, 0].norm(dim=-1), P.radii[:, 0], rtol=1e-12)
+
+
+def test_interior_minimiser_is_found_inside_the_ball():
+    """Two inputs with the same keys and opposite score orders: by Jensen (softplus(-x)
+    convex) L(p) = (softplus(-s) + softplus(-(1 - s)))/2, s = sigmoid(p), is minimal at p = 0."""
+    K = np.array([[[[1.0], [0.0]], [[1.0], [0.0]]]])
+    gamma = np.array([[[1.0, 0.0], [0.0, 1.0]]])
+    P = regpath.path(dynamics.Problem.from_arrays(K, gamma, "logistic"), [1.0, 5.0], np.array([[1.0], [-1.0]]))
+    assert all(s[0] == "converged" for s in P.status)
+    assert P.p.abs().max() < 1e-6
+
+
+def test_joint_path_on_a_symmetric_instance():
+    """n = 1, Y = 1, tokens (0, 0) and (1, 0): reflection y -> -y leaves L invariant and the
+    selected token's feature is e_1, so (v, p)(r, R) = (r e_1, R e_1)."""
+    X = np.array([[[[0.0, 0.0], [1.0, 0.0]]]])
+    Y = np.array([[1.0]])
+    P = regpath.joint_path(X, Y, X, [(1.0, 1.0), (4.0, 4.0), (16.0, 16.0)], np.array([[1.0, 0.3], [0.2, -1.0]]),
+                           np.array([[1.0, -0.5], [0.5, 1.0]]))
+    assert all(s[0] in regpath.SETTLED for s in P.status)
+    e1 = torch.tensor([1.0, 0.0], dtype=F64)
+    assert (1 - P.corr(e1, block=0)).abs().max() < 1e-9 and (1 - P.corr(e1, block=1)).abs().max() < 1e-9
