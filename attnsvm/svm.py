@@ -161,6 +161,15 @@ def att_svm_keys(K: np.ndarray, alpha: Sequence[int], solver: str = "quadprog") 
     return solve(MarginProblem(A, tags, None, None, "ATT-SVM"), solver)
 
 
+def w_svm_arrays(X: np.ndarray, Z: np.ndarray, alpha: Sequence[int], norm: str = "fro", solver: str = "quadprog") -> SVMResult:
+    """W-SVM (SPEC.md B) straight from float tokens X (n, T, d) and queries Z (n, d): rows
+    vec((x_{i,alpha_i} - x_it) z_i^T), no exact rows (sweeps); W_mm (fro) or W*_mm (nuclear, cvxpy)."""
+    n, T, d = X.shape
+    A, tags, _ = _rows_for(np.einsum("ntd,ne->ntde", X, Z).reshape(n, T, d * d), alpha, None)
+    prob = MarginProblem(A, tags, None, (d, d), "W-SVM")
+    return _solve_cvxpy(prob, norm="nuclear") if norm == "nuclear" else solve(prob, solver)
+
+
 def w_svm_problem(ds: Dataset, alpha: Sequence[int]) -> MarginProblem:
     """W-SVM (SPEC.md B): rows vec((x_{i,alpha_i} - x_it) z_i^T), z_i = dataset's z or x_i1."""
     alpha = _check_alpha(ds, alpha)

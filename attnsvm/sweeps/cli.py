@@ -119,3 +119,38 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
     console.print(t)
     print_checks(summary["checks"])
     console.print(f"wrote {out / 'fig9.json'}, {out / 'fig9_runs.json'}, {out / 'fig9.png'} in {secs:.1f} s")
+
+
+@app.command("tfsvm-rank")
+def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs"),
+               T: str = typer.Option("5,10,15", "--T", help="tokens per input"),
+               d: str = typer.Option("1:20", "--d", help="dimensions"),
+               trials: int = typer.Option(5, "--trials", help="random instances per (n, T, d)"),
+               nuclear: bool = typer.Option(True, "--nuclear/--no-nuclear", help="also solve W*_mm (cvxpy, slow)"),
+               rank_tol: float = typer.Option(1e-5, "--rank-tol", help="rank = #singular values > tol * sigma_1"),
+               seed: int = SeedOpt,
+               out: Path = typer.Option(Path("tfsvm-rank-out"), "--out", help="output directory (reruns resume here)"),
+               workers: int = WorkersOpt) -> None:
+    """Transformers as SVMs: rank of W_mm (Frobenius) and W*_mm (nuclear) vs d."""
+    from . import tfsvm_rank as R
+
+    positive(trials, "trials")
+    positive(rank_tol, "rank-tol")
+    s = R.Settings(ns=int_list(n, "n"), Ts=int_list(T, "T"), dims=int_list(d, "d"), trials=trials, nuclear=nuclear,
+                   rank_tol=rank_tol, seed=seed)
+    if min(s.Ts) < 2:
+        raise UserError("--T: need at least 2 tokens per input")
+    (summary, _), secs = execute(R.sweep, s, out, workers, "tfsvm-rank")
+    t = Table(title=f"mean rank of W_mm / W*_mm (feasible of {trials}); columns d")
+    t.add_column("n, T")
+    for dd in s.dims:
+        t.add_column(str(dd), justify="right")
+    for nn in s.ns:
+        for TT in s.Ts:
+            rows = [r for r in summary["table"] if (r["n"], r["T"]) == (nn, TT)]
+            cell = lambda r: "-" if r["mean_rank_fro"] is None else (
+                f"{r['mean_rank_fro']:.1f}/{'-' if r['mean_rank_nuc'] is None else format(r['mean_rank_nuc'], '.1f')}")
+            t.add_row(f"{nn}, {TT}", *[cell(r) for r in rows])
+    console.print(t)
+    print_checks(summary["checks"])
+    console.print(f"wrote {out / 'tfsvm_rank.json'}, {out / 'tfsvm_rank.png'} in {secs:.1f} s")
