@@ -524,3 +524,21 @@ def joint_path(X, Y, K, radii: Sequence[tuple[float, float]], v_starts, p_starts
         return joint_objective(X[index], Y[index], K[index], loss)
 
     return _solve_grid(objective_for, regions_for, starts, R, iters, tol)
+
+
+# ---- measuring convergence along a path -----------------------------------------------------
+
+def loglog_slope(radii, gaps, floor: float = 1e-15) -> float:
+    """Least-squares slope of log(max(gap, floor)) against log(R): the empirical rate of a
+    proxy such as 1 - corr(p(R), q) ~ R^slope (nan with fewer than two points)."""
+    import numpy as np
+
+    r, g = np.log(np.asarray(radii, float)), np.log(np.maximum(np.asarray(gaps, float), floor))
+    return float(np.polyfit(r, g, 1)[0]) if len(r) >= 2 else float("nan")
+
+
+def settled(path: Path, index: int = 0, max_residual: float = 1e-3) -> list[bool]:
+    """Per radius: the solve converged, or stopped at float64's resolution with a residual
+    (sine of the angle between -grad L and the normal cone) at most `max_residual`."""
+    return [s[index] == "converged" or (s[index] == "resolution" and float(path.residual[g, index]) <= max_residual)
+            for g, s in enumerate(path.status)]
