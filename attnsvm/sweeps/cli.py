@@ -154,3 +154,40 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
     console.print(t)
     print_checks(summary["checks"])
     console.print(f"wrote {out / 'tfsvm_rank.json'}, {out / 'tfsvm_rank.png'} in {secs:.1f} s")
+
+
+@app.command("tfsvm-local")
+def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T"), d: int = typer.Option(10, "--d"),
+                runs: int = typer.Option(100, "--runs", help="random problems"),
+                steps: int = typer.Option(2000, "--steps", help="normalized-GD steps"),
+                lr: float = typer.Option(0.1, "--lr"),
+                loss: str = typer.Option("logistic", "--loss"),
+                init_scale: float = typer.Option(0.01, "--init-scale", help="entries of W0, K0, Q0 ~ N(0, scale^2)"),
+                sat_tol: float = typer.Option(1e-6, "--sat-tol"),
+                shard_size: int = typer.Option(25, "--shard-size", help="runs per shard"),
+                seed: int = SeedOpt,
+                out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
+                workers: int = WorkersOpt) -> None:
+    """Transformers as SVMs: W -> W_mm (Frobenius) and K Q^T -> W*_mm (nuclear) under normalized GD."""
+    from ..losses import get_loss
+    from . import tfsvm_local as L
+
+    get_loss(loss)
+    for name, v in (("n", n), ("T", T), ("d", d), ("runs", runs), ("steps", steps), ("lr", lr), ("sat-tol", sat_tol),
+                    ("shard-size", shard_size)):
+        positive(v, name)
+    positive(init_scale, "init-scale", strict=False)
+    s = L.Settings(n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale, sat_tol=sat_tol,
+                   seed=seed, shard_size=shard_size)
+    (summary, _), secs = execute(L.sweep, s, out, workers, "tfsvm-local")
+    t = Table(title=f"final mean correlation over saturated runs (W: {summary['saturated']['W']}, "
+                    f"KQ: {summary['saturated']['KQ']} of {runs})")
+    for col in ("", "vs W_mm (Frobenius)", "vs W*_mm (nuclear)"):
+        t.add_column(col, justify="right")
+    f = summary["final"]
+    fmt = lambda x: "-" if x is None else f"{x:.5f}"
+    t.add_row("W", fmt(f["W~W_mm"]), fmt(f["W~W*_mm"]))
+    t.add_row("K Q^T", fmt(f["KQ~W_mm"]), fmt(f["KQ~W*_mm"]))
+    console.print(t)
+    print_checks(summary["checks"])
+    console.print(f"wrote {out / 'tfsvm_local.json'}, {out / 'tfsvm_local.png'} in {secs:.1f} s")

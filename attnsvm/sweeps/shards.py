@@ -39,15 +39,25 @@ class Executor(Protocol):
 
 
 class InlineExecutor:
-    """Runs each shard in the calling process at submit time (tests, one worker, debugging)."""
+    """Runs each shard in the calling process when its result is asked for, so shards are
+    computed and saved one at a time (tests, one worker, debugging)."""
 
     def submit(self, fn, shard):
-        fut = cf.Future()
-        try:
-            fut.set_result(fn(shard))
-        except BaseException as e:          # delivered through .result(), like a pool
-            fut.set_exception(e)
-        return fut
+        return _Deferred(fn, shard)
+
+
+class _Deferred:
+    def __init__(self, fn, shard):
+        self.fn, self.shard, self.cancelled = fn, shard, False
+
+    def result(self):
+        if self.cancelled:
+            raise cf.CancelledError
+        return self.fn(self.shard)
+
+    def cancel(self):
+        self.cancelled = True
+        return True
 
 
 def _init_worker(threads: int) -> None:
@@ -128,20 +138,32 @@ def run_shards(task: Callable[[Shard], dict], shards: Sequence[Shard], store: St
             if on_done:
                 on_done(s, True)
     futures = {executor.submit(task, s): s for s in todo}
+    error = None
     try:
         for fut in _completed(futures):
             s = futures[fut]
-            results[s.key] = fut.result()
+            try:
+                results[s.key] = fut.result()
+            except Exception as e:              # save the shards that still finish, then raise
+                error = error or e
+                _cancel(futures)
+                continue
             store.save(s, results[s.key])
             if on_done:
                 on_done(s, False)
     except BaseException:
-        for fut in futures:
-            cancel = getattr(fut, "cancel", None)
-            if cancel:
-                cancel()
+        _cancel(futures)
         raise
+    if error is not None:
+        raise error
     return [results[s.key] for s in shards]
+
+
+def _cancel(futures) -> None:
+    for fut in futures:
+        cancel = getattr(fut, "cancel", None)
+        if cancel:
+            cancel()
 
 
 def _completed(futures: Iterable) -> Iterable:
