@@ -50,7 +50,7 @@ def positive(value, name: str, strict: bool = True):
 
 def execute(sweep_fn, settings, out: Path, workers: int | None, label: str):
     """Run a sweep with a rich progress bar over shards; returns (result, seconds)."""
-    workers = os.cpu_count() or 1 if workers is None else positive(workers, "workers")
+    workers = (os.cpu_count() or 1) if workers is None else positive(workers, "workers")
     threads = max(1, (os.cpu_count() or 1) // workers)
     total = len(settings.shards())
     t0 = time.perf_counter()
