@@ -167,3 +167,33 @@ def margin_normalized(w, problem) -> np.ndarray | None:
     w = np.ravel(np.asarray(w, dtype=np.float64))
     m = float((problem.A @ w).min())
     return (w / m).reshape(problem.shape) if m > 0 else None
+
+
+def first_step_at_least(steps: Sequence[int], values, level: float) -> int | None:
+    """The first recorded step whose value is >= level (e.g. corr >= 0.99), else None."""
+    for s, v in zip(steps, np.asarray(values, dtype=np.float64)):
+        if v >= level:
+            return int(s)
+    return None
+
+
+def loglog_slope(steps: Sequence[int], values, floor: float = 1e-14) -> float | None:
+    """Least-squares slope of log(value) against log(step) over the recorded steps >= 1 with
+    value > floor (an empirical rate: value ~ t^slope); None with fewer than 3 such points."""
+    s = np.asarray(steps, dtype=np.float64)
+    v = np.asarray(values, dtype=np.float64)
+    keep = (s >= 1) & (v > floor) & np.isfinite(v)
+    if keep.sum() < 3:
+        return None
+    return float(np.polyfit(np.log(s[keep]), np.log(v[keep]), 1)[0])
+
+
+def alignment_curves(datasets: Sequence[Dataset], tr, target, alpha) -> dict:
+    """For a W-parameterised run `tr` on `datasets` (one per batch row): at every recorded step,
+    gap = 1 - corr(W_t, target) and off_mass = mean_i (1 - s_{i,alpha_i}(W_t)) (log domain, exact
+    at saturation): the directional convergence and attention sparsification of SPEC.md C.
+    Arrays of shape (recorded steps, B)."""
+    prob = w_problem(datasets)
+    gap = (1 - tr.corr(model.t(target))).numpy()
+    off = np.stack([log_unselected_mass(prob, tr.p[r], alpha).exp().mean(-1).numpy() for r in range(len(tr.steps))])
+    return {"gap": gap, "off_mass": off}
