@@ -133,7 +133,9 @@ class Claim:
     instances(dropped) is a Hypothesis strategy of instances; it may use `dropped` (names of
     removed hypotheses) to aim at instances that violate them. The engine enforces the
     hypotheses itself, whatever the strategy yields. `proxy` names how an asymptotic
-    conclusion is measured (horizon, tolerance)."""
+    conclusion is measured (horizon, tolerance). `measures` names numeric keys of
+    `Outcome.detail` whose range over the conclusive instances the report gives
+    (evidence["measures"], e.g. the largest empirical Lipschitz ratio found)."""
 
     name: str
     statement: str
@@ -143,6 +145,7 @@ class Claim:
     proxy: str = ""
     dropped: frozenset = frozenset()
     expected: tuple[str, ...] = ()
+    measures: tuple[str, ...] = ()
 
     def hypothesis_names(self) -> list[str]:
         return [h.name for h in self.hypotheses]
@@ -184,10 +187,14 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
     start = time.perf_counter()
     stats: Counter = Counter()
     reasons: Counter = Counter()
+    measured: dict[str, list[float]] = {k: [] for k in claim.measures}
 
     def refutes(inst: Instance) -> bool:
         out = claim.conclusion(inst, budget)
         stats["evaluated"] += 1
+        for k in claim.measures:
+            if out.holds is not None and isinstance(out.detail.get(k), (int, float)):
+                measured[k].append(float(out.detail[k]))
         if out.holds is None:
             stats["inconclusive"] += 1
             reasons[out.reason] += 1
@@ -209,6 +216,8 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
                     certified=stats["certified"])
     if reasons:
         evidence["inconclusive_reasons"] = dict(reasons.most_common(3))
+    if any(measured.values()):
+        evidence["measures"] = {k: {"min": min(v), "max": max(v), "instances": len(v)} for k, v in measured.items() if v}
     if found is not None:
         witness = make_witness(claim, found, budget, seed)
         verdict = replay_witness(witness, claim).verdict

@@ -62,6 +62,17 @@ def strict_optimality(ds: Dataset) -> bool:
     return True
 
 
+def assumption_b(ds: Dataset) -> bool:
+    """Assumption B (SPEC.md A): in every input all non-optimal tokens share one score, strictly
+    below the optimal one (exact)."""
+    for row in exact_scores(ds):
+        top = max(row)
+        rest = {x for x in row if x != top}
+        if sum(1 for x in row if x == top) > 1 or len(rest) > 1:
+            return False
+    return True
+
+
 def attention(K: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     """S(K p): softmax over tokens (stable; torch subtracts the max)."""
     return torch.softmax(K @ p, dim=-1)

@@ -51,3 +51,37 @@ def gaussian_datasets(draw, n=st.integers(1, 4), T=st.integers(2, 5), d=st.integ
 def instances(datasets: st.SearchStrategy, **params: st.SearchStrategy) -> st.SearchStrategy:
     """Instances from a dataset strategy and one strategy per JSON-ready parameter."""
     return st.builds(lambda ds, p: Instance(ds, p), datasets, st.fixed_dictionaries(params))
+
+
+def keyed_dataset(keys, scores, labels=None, name: str = "keyed") -> Dataset:
+    """The construction of the paper's Figure 1: token t of input i is x_it = (k_it, Y_i gamma_it)
+    in R^(dk+1), W = diag(1, .., 1, 0) and v = e_(dk+1), so keys are k_it and scores are exactly
+    gamma_it (Definition 1), chosen independently of each other. keys (n, T, dk), scores (n, T)."""
+    keys = np.asarray(keys, dtype=object)
+    n, T, dk = keys.shape
+    Y = [1] * n if labels is None else list(labels)
+    X = [[list(keys[i, t]) + [Y[i] * scores[i][t]] for t in range(T)] for i in range(n)]
+    W = np.diag([1] * dk + [0])
+    return Dataset.from_arrays(X, Y, [0] * dk + [1], W, name=name)
+
+
+@st.composite
+def keyed_datasets(draw, n=st.integers(1, 2), T=st.integers(2, 4), dk=st.just(2), lo: int = -2, hi: int = 2,
+                   scores: str = "any", score_lo: int = -2, score_hi: int = 2, labels: str = "any") -> Dataset:
+    """`keyed_dataset`s with integer keys in [lo, hi]. scores 'any': integers in [score_lo, score_hi];
+    'B': Assumption B by construction (one optimal token per input, every other token one score
+    below it by a gap in [1, score_hi - score_lo])."""
+    n, T, dk = draw(_size(n)), draw(_size(T)), draw(_size(dk))
+    ints = st.integers(lo, hi)
+    keys = np.array(draw(st.lists(ints, min_size=n * T * dk, max_size=n * T * dk))).reshape(n, T, dk)
+    if scores == "B":
+        g = []
+        for _ in range(n):
+            opt = draw(st.integers(0, T - 1))
+            base = draw(st.integers(score_lo, score_hi - 1))
+            gap = draw(st.integers(1, score_hi - base))
+            g.append([base + gap * (t == opt) for t in range(T)])
+    else:
+        g = [draw(st.lists(st.integers(score_lo, score_hi), min_size=T, max_size=T)) for _ in range(n)]
+    Y = None if labels == "positive" else draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n))
+    return keyed_dataset(keys.tolist(), g, Y, name="hypothesis-keyed")
