@@ -1,0 +1,135 @@
+"""Theorem 2: under Assumptions A and B with n = 1 and (ATT-SVM) for the optimal tokens
+feasible, GD with eta <= 1/L_p from any p_0 has ||p_t|| -> infinity and p_t/||p_t|| -> p_mm/||p_mm||.
+Normalized GD is checked alongside (the same proxy; Theorem 2's step bound does not apply to it).
+
+Instances: one input in the paper's Figure 1 construction (integer keys in [-1, 1]^2, scores
+obeying B), a loss of Assumption A, `starts` (integers / 2 in the key plane: the score
+coordinate of p is inert, keys have no component there), and the rule: fixed-step GD with
+eta = eta_factor / L_p, or normalized GD with step `eta`.
+
+Proxy (`attnsvm.limits`): run GD_STEPS (NGD_STEPS) x horizon iterations, extended up to 4x
+while a start is undecided. A start converges to the GMM when at the horizon, with alpha = its
+max-softmax tokens = opt: the step direction aligns with p_mm (1 - corr(-grad L, p_mm) <=
+ALIGN), ||p_t|| increases over H/4, H/2, H, and 1 - corr(p_t, p_mm) does not increase over
+the last octave (or is below 1e-3). It fails when the run converges in that sense to the
+p_mm(alpha) of other tokens alpha, confirmed at 4x the horizon. Reported per start: the
+alignment, 1 - corr and norms at the checkpoints, the fitted slope of log(1 - corr) against
+log t, and the growth of the residual ||p_t - p_mm log t|| over the last octave (bounded when
+p_mm is the limit of fixed-step GD).
+"""
+
+import numpy as np
+from hypothesis import strategies as st
+
+from attnsvm import geometry, limits
+from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.dynamics import GD, NormalizedGD, Problem
+from attnsvm.losses import LOSSES
+from attnsvm.smoothness import smoothness_constant
+from attnsvm.strategies import keyed_datasets
+
+from checks.lemma4 import assumption_A, assumption_B, gmm_feasible, strict_optimality
+
+GD_STEPS = 512
+NGD_STEPS = 128
+NGD_ETA = 0.25
+TOL = limits.Tolerances(align=0.05, floor=1e-3)
+
+
+def single_input(inst) -> bool:
+    return inst.dataset.n == 1
+
+
+def step_size(inst) -> bool:
+    """eta <= 1/L_p for fixed-step GD (normalized GD takes steps of fixed length)."""
+    return inst.params["rule"] == "ngd" or 0 < inst.params["eta_factor"] <= 1
+
+
+def rule_of(inst):
+    P = inst.params
+    if P["rule"] == "ngd":
+        return NormalizedGD(P.get("eta", NGD_ETA)), NGD_STEPS
+    return GD(P["eta_factor"] / smoothness_constant(inst.dataset, P["loss"])), GD_STEPS
+
+
+def limits_of(inst, budget) -> tuple[list[limits.Limit], dict]:
+    """Run every start of the instance and classify its limit."""
+    ds, P = inst.dataset, inst.params
+    rule, steps = rule_of(inst)
+    starts = np.asarray(P["starts"], dtype=float)
+    problem = Problem.from_datasets([ds] * len(starts), P["loss"])
+    tr, lims = limits.run_to_limit(ds, problem, rule, starts, int(steps * budget.horizon), tol=TOL)
+    detail = {"rule": P["rule"], "eta": float(rule.eta), "horizon": tr.steps[-1],
+              "gmm": geometry.gmm(ds).p_mm.tolist(), "limits": [l.kind for l in lims],
+              "starts": [{**l.detail, "kind": l.kind, "reason": l.reason} for l in lims]}
+    return lims, detail
+
+
+def to_gmm(inst, budget) -> Outcome:
+    lims, detail = limits_of(inst, budget)
+    if any(l.kind == "other" for l in lims):
+        return Outcome(False, detail=detail)
+    undecided = [l for l in lims if l.kind == "undecided"]
+    if undecided:
+        return Outcome(None, detail=detail, reason=undecided[0].reason)
+    return Outcome(True, detail=detail)
+
+
+halves = st.integers(-4, 4).map(lambda k: k / 2)
+
+
+def key_plane_starts(ds, count: int = 2):
+    """`count` starts with coordinates in {-2, -1.5, ..., 2} on the keys' coordinates, 0 elsewhere."""
+    dk = ds.d - 1
+    return st.lists(st.lists(halves, min_size=dk, max_size=dk).map(lambda x: x + [0.0]), min_size=count, max_size=count)
+
+
+@st.composite
+def lmm_aimed_starts(draw, ds):
+    """One start at r p_mm(alpha)/margin for a locally optimal alpha != opt (r in {2, 3, 4}) when
+    such an LMM exists, plus one start from `key_plane_starts`: aimed at a non-global limit."""
+    others = [s for s in geometry.lmms(ds) if not s.is_gmm]
+    starts = draw(key_plane_starts(ds, 1))
+    if others:
+        sel = others[draw(st.integers(0, len(others) - 1))]
+        starts = [(draw(st.sampled_from([2.0, 3.0, 4.0])) * sel.p_mm).tolist()] + starts
+    return starts
+
+
+@st.composite
+def _instance(draw, dropped):
+    from attnsvm.claims import Instance
+
+    T = st.just(3) if "assumption_B" in dropped else st.integers(2, 4)
+    ds = draw(keyed_datasets(n=st.just(1), T=T, dk=st.just(2), lo=-1, hi=1,
+                             scores="any" if "assumption_B" in dropped else "B"))
+    rule = "gd" if "assumption_B" in dropped else draw(st.sampled_from(["gd", "ngd"]))
+    starts = draw(lmm_aimed_starts(ds) if "assumption_B" in dropped else key_plane_starts(ds))
+    return Instance(ds, {"loss": draw(st.sampled_from(sorted(LOSSES))), "rule": rule, "eta_factor": 1.0,
+                         "starts": starts})
+
+
+def _instances(dropped):
+    return _instance(dropped)
+
+
+claim = Claim(
+    name="theorem2",
+    statement="Assumptions A, B, n = 1, ATT-SVM(opt) feasible, eta <= 1/L_p => ||p_t|| -> inf and "
+              "p_t/||p_t|| -> p_mm/||p_mm|| (GD; normalized GD alongside)",
+    hypotheses=(
+        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
+        Hypothesis("strict_optimality", "gamma_opt > gamma_t for t != opt (implied by B; kept when B is dropped)",
+                   strict_optimality),
+        Hypothesis("assumption_B", "non-optimal tokens share one score, below the optimal one", assumption_B),
+        Hypothesis("gmm_feasible", "ATT-SVM with alpha = opt is feasible (exact KKT certificate)", gmm_feasible),
+        Hypothesis("single_input", "n = 1", single_input),
+        Hypothesis("step_size", "eta <= 1/L_p (fixed-step GD)", step_size),
+    ),
+    conclusion=to_gmm,
+    instances=_instances,
+    proxy=f"GD (eta = 1/L_p) for {GD_STEPS} x horizon steps or normalized GD (eta {NGD_ETA}) for {NGD_STEPS} x horizon, "
+          f"extended to 4x while undecided; converged to p_mm when at the horizon 1 - corr(-grad L, p_mm) <= {TOL.align}, "
+          f"||p_t|| grows over H/4, H/2, H, 1 - corr(p_t, p_mm) is not increasing over the last octave (or <= {TOL.floor}) "
+          f"and the max-softmax tokens are opt; failed when that holds for the p_mm(alpha) of other tokens at 4x the horizon",
+)
