@@ -86,6 +86,7 @@ def _judge(inst, tr, target, names) -> tuple[bool | None, dict, str]:
         g = c["gap"][:, b]
         sel = tr.selected[b].tolist()
         saturated = float(tr.log_unsat[-1, b].max()) < math.log(SAT)
+        detail[f"{name}_gap"] = float(g[-1])
         detail[name] = {"gap": float(g[-1]), "gap_half": float(g[h]), "gap_quarter": float(g[q]),
                         "off_opt_mass": float(c["off_mass"][-1, b]), "selected": sel, "saturated": saturated}
         if g[-1] <= TOL:
@@ -218,6 +219,7 @@ claim = Claim(
     hypotheses=HYPOTHESES,
     conclusion=converges_globally,
     instances=lambda dropped: instance_strategy(dropped),
+    measures=("ngd_gap", "polyak_gap"),
     proxy=f"1 - corr(W_H, W_mm(opt)) <= {TOL} for NGD (eta 0.5) and Polyak (f_star = L_inf) at H = 200 x horizon "
           "steps from random starts (scale 0.1 or 1); a larger gap refutes only when the run is saturated on "
           f"tokens alpha != opt (1 - max softmax < {SAT}) and within the tolerance of W_mm(alpha), at H and "

@@ -68,8 +68,12 @@ def limit_estimate(e1: float, e2: float, e3: float) -> float | None:
 
 def judge(reports: list[dict], measure: str, tol: float) -> Outcome:
     """holds True if every start's measure at H is <= tol; False if a start's measure and its
-    extrapolated limit (`limit_estimate`) both exceed tol; else None with the reason."""
+    extrapolated limit (`limit_estimate`) both exceed tol; else None with the reason. The
+    detail's `worst_<measure>` is the largest measure over the starts."""
     detail = {"starts": reports}
+    values = [r[measure] for r in reports if measure in r]
+    if values:
+        detail["worst_" + measure] = max(values)
     untrusted = []
     for r in reports:
         if r["log_unselected_mass"] > math.log(SAT):
@@ -137,6 +141,7 @@ claim = Claim(
     hypotheses=(Hypothesis("w_parameterisation", "the trained variable is W itself (not W = K Q^T)", w_parameterisation),),
     conclusion=converges_to_w_mm,
     instances=_instances,
+    measures=("worst_gap",),
     proxy=f"1 - corr(W_H, W_mm(alpha_H)) <= {TOL} at H = steps x horizon NGD iterations (eta 0.5), every "
           f"saturated start (1 - max softmax < {SAT}); a larger gap refutes only if its Aitken-extrapolated "
           "limit from H/4, H/2, H also exceeds the tolerance, and again at 4 x H (else untrusted: still converging)",

@@ -52,6 +52,7 @@ claim = Claim(
     ),
     conclusion=converges_to_w_star,
     instances=_instances,
+    measures=("worst_nuclear_excess",),
     proxy=f"||W_H / margin||_* / ||W*_mm(alpha_H)||_* - 1 <= {TOL} at H = steps x horizon NGD iterations in (K, Q) "
           f"(eta 0.5, init N(0, 0.01/m)), saturated runs only (1 - max softmax < {SAT}); a larger excess refutes only "
           "if its Aitken-extrapolated limit from H/4, H/2, H also exceeds the tolerance, and again at 4 x H; "

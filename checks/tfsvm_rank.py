@@ -44,11 +44,12 @@ def rank_at_most_n(inst, budget) -> Outcome:
     if not (cert.verified and cert.kind == "kkt"):
         return Outcome(None, detail={"status": res.status}, reason=f"no exact KKT certificate: {cert.reason}")
     r = exact_rank(cert.x, ds.d)
-    detail = {"n": ds.n, "d": ds.d, "rank_W_mm": r}
+    detail = {"n": ds.n, "d": ds.d, "rank_W_mm": r, "n_minus_rank_W_mm": ds.n - r}
     nuc = w_svm(ds, _alpha(inst), norm="nuclear")
     detail["nuclear_status"] = nuc.status
     if nuc.ok:
         detail["rank_W_star_mm"] = numerical_rank(nuc.solution)
+        detail["rank_W_mm_minus_rank_W_star_mm"] = r - detail["rank_W_star_mm"]
     return Outcome(r <= ds.n, certified=True, detail=detail)
 
 
@@ -93,6 +94,7 @@ claim = Claim(
     hypotheses=(Hypothesis("feasible", "(Att-SVM) for alpha is feasible (exact KKT certificate)", feasible),),
     conclusion=rank_at_most_n,
     instances=_instances,
+    measures=("rank_W_mm", "rank_W_star_mm", "n_minus_rank_W_mm", "rank_W_mm_minus_rank_W_star_mm"),
     proxy=f"exact: rank over Q of the certified W_mm; instances have d > n so the bound is not trivial. "
           f"W*_mm rank measured with tolerance {RANK_TOL} * sigma_1",
 )
