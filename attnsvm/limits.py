@@ -126,14 +126,16 @@ def classify(ds: Dataset, problem: Problem, tr: Trajectory, b: int, gmm: geometr
 
 
 def run_to_limit(ds: Dataset, problem: Problem, rule: UpdateRule, starts, steps: int, max_factor: int = 4,
-                 tol: Tolerances = Tolerances()) -> tuple[Trajectory, list[Limit]]:
+                 tol: Tolerances = Tolerances(), extend_on: tuple[str, ...] = ("undecided", "other")
+                 ) -> tuple[Trajectory, list[Limit]]:
     """Run every start (problem holds one copy of `ds` per start) for `steps`, classify, and
-    extend to `max_factor * steps` when a start is undecided or converging elsewhere than the
-    GMM (a failure must persist over the longer horizon)."""
+    extend to `max_factor * steps` when a start's kind is in `extend_on`. Keep 'other' in it:
+    a failure must persist over the longer horizon; dropping 'undecided' saves time when only
+    failures matter (a search for counterexamples)."""
     gmm = geometry.gmm(ds)
     tr = run(problem, rule, starts, steps)
     limits = [classify(ds, problem, tr, b, gmm, tol) for b in range(problem.batch)]
-    if max_factor > 1 and any(l.kind != "gmm" for l in limits):
+    if max_factor > 1 and any(l.kind in extend_on for l in limits):
         tr = extend(problem, rule, tr, (max_factor - 1) * steps)
         limits = [classify(ds, problem, tr, b, gmm, tol) for b in range(problem.batch)]
     return tr, limits

@@ -52,13 +52,15 @@ def rule_of(inst):
     return GD(P["eta_factor"] / smoothness_constant(inst.dataset, P["loss"])), GD_STEPS
 
 
-def limits_of(inst, budget) -> tuple[list[limits.Limit], dict]:
-    """Run every start of the instance and classify its limit."""
+def limits_of(inst, budget, steps: int | None = None, extend_on=("undecided", "other")) -> tuple[list[limits.Limit], dict]:
+    """Run every start of the instance (`steps` x horizon iterations, default by rule) and
+    classify its limit (`attnsvm.limits.run_to_limit`)."""
     ds, P = inst.dataset, inst.params
-    rule, steps = rule_of(inst)
+    rule, default = rule_of(inst)
     starts = np.asarray(P["starts"], dtype=float)
     problem = Problem.from_datasets([ds] * len(starts), P["loss"])
-    tr, lims = limits.run_to_limit(ds, problem, rule, starts, int(steps * budget.horizon), tol=TOL)
+    tr, lims = limits.run_to_limit(ds, problem, rule, starts, int((steps or default) * budget.horizon), tol=TOL,
+                                   extend_on=extend_on)
     detail = {"rule": P["rule"], "eta": float(rule.eta), "horizon": tr.steps[-1],
               "gmm": geometry.gmm(ds).p_mm.tolist(), "limits": [l.kind for l in lims],
               "starts": [{**l.detail, "kind": l.kind, "reason": l.reason} for l in lims]}
