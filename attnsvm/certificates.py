@@ -1,12 +1,13 @@
 """Exact certificates for margin problems, in rational arithmetic (floats are exact rationals).
 
-`certify(result)`: from a solved `MarginProblem`, take the rows with positive numeric duals,
-re-solve the KKT system `x = A_S^T mu, A_S x = 1` exactly, and verify dual nonnegativity
-`mu >= 0`, primal feasibility `A x >= 1` on every row, and stationarity (by construction).
+`certify(result)`: from a solved `MarginProblem` (A x >= b, b = 1 unless given), take the rows
+with positive numeric duals, re-solve the KKT system `x = A_S^T mu, A_S x = b_S` exactly, and
+verify dual nonnegativity `mu >= 0`, primal feasibility `A x >= b` on every row, and
+stationarity (by construction); x = 0 when b <= 0 is feasible.
 KKT is sufficient for this convex QP, so a verified certificate proves x is THE optimum and
 its exact active set `{j : A_j x = 1}` (SVM-neighbours, Definition 2) is known exactly.
 `certify(result)` on an infeasible result verifies the Farkas vector: `lam >= 0`,
-`A^T lam = 0`, `sum lam > 0` exactly, after re-deriving lam from its support's null space.
+`A^T lam = 0`, `b^T lam > 0` exactly, after re-deriving lam from its support's null space.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ def _dm(rows) -> DomainMatrix:
     return DomainMatrix(rows, (len(rows), len(rows[0]) if rows else 0), QQ)
 
 
+def _exact_rhs(result: SVMResult) -> list:
+    b = result.problem.b
+    return [Fraction(1)] * result.problem.A.shape[0] if b is None else [Fraction(float(x)) for x in np.ravel(b)]
+
+
 def _frac(q) -> Fraction:
     return Fraction(int(q.numerator), int(q.denominator))
 
@@ -71,8 +77,10 @@ def _independent(rows: list[int], eA: np.ndarray) -> list[int]:
 def _certify_kkt(result: SVMResult) -> Certificate:
     eA = _exact_rows(result)
     m = eA.shape[0]
-    if m == 0:
-        return Certificate("kkt", True, x=tuple(Fraction(0) for _ in range(result.problem.dim)))
+    b = _exact_rhs(result)
+    if all(bj <= 0 for bj in b):
+        return Certificate("kkt", True, x=tuple(Fraction(0) for _ in range(result.problem.dim)),
+                           active=tuple(j for j, bj in enumerate(b) if bj == 0))
     duals = np.asarray(result.duals, dtype=float)
     scale = max(1.0, float(np.abs(duals).max()))
     for support in (np.flatnonzero(duals > 1e-9 * scale).tolist(), list(result.active)):
@@ -82,7 +90,7 @@ def _certify_kkt(result: SVMResult) -> Certificate:
         AS = _dm([eA[j] for j in S])
         gram = AS * AS.transpose()
         try:
-            mu = gram.lu_solve(DomainMatrix([[QQ(1)] for _ in S], (len(S), 1), QQ))
+            mu = gram.lu_solve(DomainMatrix([[QQ(b[j].numerator, b[j].denominator)] for j in S], (len(S), 1), QQ))
         except Exception:
             continue
         mu_f = [_frac(mu[k, 0].element) for k in range(len(S))]
@@ -90,13 +98,14 @@ def _certify_kkt(result: SVMResult) -> Certificate:
             continue
         x = [sum((mu_f[k] * eA[S[k]][c] for k in range(len(S))), Fraction(0)) for c in range(eA.shape[1])]
         vals = [sum((eA[j][c] * x[c] for c in range(len(x)) if x[c] != 0), Fraction(0)) for j in range(m)]
-        if all(v >= 1 for v in vals):
-            return Certificate("kkt", True, x=tuple(x), active=tuple(j for j, v in enumerate(vals) if v == 1))
+        if all(v >= bj for v, bj in zip(vals, b)):
+            return Certificate("kkt", True, x=tuple(x), active=tuple(j for j, (v, bj) in enumerate(zip(vals, b)) if v == bj))
     return Certificate("kkt", False, "no exact KKT point from the numeric support (degenerate or inaccurate solve)")
 
 
 def _certify_farkas(result: SVMResult) -> Certificate:
     eA = _exact_rows(result)
+    b = _exact_rhs(result)
     lam = np.asarray(result.farkas, dtype=float)
     support = np.flatnonzero(lam > 1e-12 * lam.max()).tolist()
     # Exact null space of A_S^T restricted to the support: lam_S with A_S^T lam_S = 0.
@@ -104,13 +113,13 @@ def _certify_farkas(result: SVMResult) -> Certificate:
     null = M.nullspace()                                   # rows span the null space
     for k in range(null.shape[0]):
         vec = [_frac(null[k, c].element) for c in range(len(support))]
-        total = sum(vec)
+        total = sum(q * b[j] for q, j in zip(vec, support))
         if total == 0:
             continue
         if total < 0:
             vec = [-q for q in vec]
         if all(q >= 0 for q in vec):
-            s = sum(vec)
+            s = abs(total)
             vec = [q / s for q in vec]
             full = [Fraction(0)] * eA.shape[0]
             for j, q in zip(support, vec):

@@ -1,12 +1,14 @@
-"""Hard-margin SVMs as values (CVXPY style): a `MarginProblem` `min ||x|| s.t. A x >= 1` and
-a `solve` that always returns an `SVMResult` with an explicit status, never raises on
-infeasibility.
+"""Hard-margin SVMs as values (CVXPY style): a `MarginProblem` `min ||x|| s.t. A x >= b`
+(b = 1 unless given) and a `solve` that always returns an `SVMResult` with an explicit
+status, never raises on infeasibility.
 
 (ATT-SVM) `p_mm(alpha) = argmin ||p|| s.t. (k_{i,alpha_i} - k_it)^T p >= 1` (SPEC.md A), the
 Frobenius W-SVM of SPEC.md B and the label SVM for v (Section 3) are all this one problem
 with different rows; the hot path is quadprog's dense dual active-set method (Goldfarb-
 Idnani), cross-checked against cvxpy. The nuclear-norm W-SVM is not a QP: cvxpy only.
-Infeasible problems carry a Farkas vector `lam >= 0, A^T lam = 0, sum lam = 1` from an LP.
+Infeasible problems carry a Farkas vector `lam >= 0, A^T lam = 0, b^T lam = 1` from an LP.
+A right-hand side other than 1 expresses relaxed problems such as the paper's (10), where
+the rows of non-support inputs only need `>= 0` (`relaxed_att_svm`).
 """
 
 from __future__ import annotations
@@ -27,24 +29,31 @@ ACTIVE_TOL = 1e-9
 
 @dataclass(frozen=True, eq=False)
 class MarginProblem:
-    """min ||x||^2/2 s.t. A x >= 1. `tags[j]` names row j (e.g. (i, t)); `exact_A` holds the
-    rows as Fractions when known (for certificates); `shape` reshapes x (e.g. (d, d))."""
+    """min ||x||^2/2 s.t. A x >= b. `tags[j]` names row j (e.g. (i, t)); `exact_A` holds the
+    rows as Fractions when known (for certificates); `shape` reshapes x (e.g. (d, d)); `b`
+    the right-hand side (None: every row >= 1; floats are exact rationals for certificates)."""
 
     A: np.ndarray
     tags: tuple = ()
     exact_A: np.ndarray | None = field(default=None, repr=False)
     shape: tuple | None = None
     name: str = "svm"
+    b: np.ndarray | None = None
 
     @property
     def dim(self) -> int:
         return self.A.shape[1]
 
+    @property
+    def rhs(self) -> np.ndarray:
+        """The right-hand side b as floats (ones by default)."""
+        return np.ones(self.A.shape[0]) if self.b is None else np.asarray(self.b, dtype=float)
+
 
 @dataclass(frozen=True, eq=False)
 class SVMResult:
     """status: 'optimal' | 'infeasible' | 'error'. `solution` in the problem's shape;
-    `duals` per row; `active` rows with A x - 1 <= ACTIVE_TOL (numeric; certificates decide
+    `duals` per row; `active` rows with A x - b <= ACTIVE_TOL (numeric; certificates decide
     exactly); `farkas` when infeasible."""
 
     problem: MarginProblem
@@ -71,7 +80,7 @@ class SVMResult:
 
 
 def _finish(problem: MarginProblem, x: np.ndarray, duals: np.ndarray, solver: str) -> SVMResult:
-    resid = problem.A @ x - 1.0
+    resid = problem.A @ x - problem.rhs
     if resid.min() < -1e-7:
         return SVMResult(problem, "error", solver, message=f"solution violates a constraint by {-resid.min():.2e}")
     active = tuple(int(j) for j in np.flatnonzero(resid <= ACTIVE_TOL * max(1.0, np.abs(x).max())))
@@ -79,16 +88,18 @@ def _finish(problem: MarginProblem, x: np.ndarray, duals: np.ndarray, solver: st
     return SVMResult(problem, "optimal", solver, sol, duals, active)
 
 
-def farkas_vector(A: np.ndarray) -> np.ndarray | None:
-    """A vertex lam >= 0 with A^T lam = 0, sum lam = 1 (proves A x >= 1 infeasible), or None."""
+def farkas_vector(A: np.ndarray, b: np.ndarray | None = None) -> np.ndarray | None:
+    """A vertex lam >= 0 with A^T lam = 0, b^T lam = 1 (proves A x >= b infeasible; b = 1
+    by default, then sum lam = 1), or None."""
     m, D = A.shape
-    res = scipy.optimize.linprog(np.zeros(m), A_eq=np.vstack([A.T, np.ones((1, m))]),
+    b = np.ones(m) if b is None else np.asarray(b, dtype=float)
+    res = scipy.optimize.linprog(np.zeros(m), A_eq=np.vstack([A.T, b[None, :]]),
                                  b_eq=np.r_[np.zeros(D), 1.0], bounds=(0, None), method="highs-ds")
     return res.x if res.status == 0 else None
 
 
 def _infeasible(problem: MarginProblem, solver: str, message: str) -> SVMResult:
-    lam = farkas_vector(problem.A)
+    lam = farkas_vector(problem.A, problem.rhs)
     if lam is None:
         return SVMResult(problem, "error", solver, message=f"{message}; no Farkas vector found by LP")
     return SVMResult(problem, "infeasible", solver, farkas=lam, message=message)
@@ -101,7 +112,7 @@ def solve(problem: MarginProblem, solver: str = "quadprog") -> SVMResult:
         return _finish(problem, np.zeros(problem.dim), np.zeros(0), solver)
     if solver == "quadprog":
         try:
-            x, _, _, _, lam, _ = quadprog.solve_qp(np.eye(problem.dim), np.zeros(problem.dim), A.T, np.ones(A.shape[0]), 0)
+            x, _, _, _, lam, _ = quadprog.solve_qp(np.eye(problem.dim), np.zeros(problem.dim), A.T, problem.rhs, 0)
         except ValueError as e:
             if "inconsistent" in str(e):
                 return _infeasible(problem, solver, "constraints inconsistent")
@@ -122,7 +133,7 @@ def _solve_cvxpy(problem: MarginProblem, norm: str) -> SVMResult:
     else:
         flat = X = cp.Variable(problem.dim)
         objective = 0.5 * cp.sum_squares(X)
-    cons = [problem.A @ flat >= 1]
+    cons = [problem.A @ flat >= problem.rhs]
     prob = cp.Problem(cp.Minimize(objective), cons)
     try:
         prob.solve(solver=cp.CLARABEL)
@@ -153,6 +164,19 @@ def att_svm_problem(ds: Dataset, alpha: Sequence[int]) -> MarginProblem:
 
 def att_svm(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog") -> SVMResult:
     return solve(att_svm_problem(ds, alpha), solver)
+
+
+def relaxed_att_svm_problem(ds: Dataset, alpha: Sequence[int], support: Sequence[int]) -> MarginProblem:
+    """The relaxed (ATT-SVM) of the paper's problem (10) (Theorem 6): rows of inputs i in
+    `support` need (k_{i,alpha_i} - k_it)^T p >= 1, the other inputs' rows only >= 0."""
+    prob = att_svm_problem(ds, alpha)
+    keep = set(int(i) for i in support)
+    b = np.array([1.0 if i in keep else 0.0 for i, _ in prob.tags])
+    return MarginProblem(prob.A, prob.tags, prob.exact_A, None, f"relaxed-ATT-SVM(alpha={list(alpha)}, S={sorted(keep)})", b)
+
+
+def relaxed_att_svm(ds: Dataset, alpha: Sequence[int], support: Sequence[int], solver: str = "quadprog") -> SVMResult:
+    return solve(relaxed_att_svm_problem(ds, alpha, support), solver)
 
 
 def att_svm_keys(K: np.ndarray, alpha: Sequence[int], solver: str = "quadprog") -> SVMResult:

@@ -87,3 +87,38 @@ def test_joint_path_on_a_symmetric_instance():
     assert all(s[0] in regpath.SETTLED for s in P.status)
     e1 = torch.tensor([1.0, 0.0], dtype=F64)
     assert (1 - P.corr(e1, block=0)).abs().max() < 1e-9 and (1 - P.corr(e1, block=1)).abs().max() < 1e-9
+
+
+# ---- margin problems with a right-hand side (problem (10)) -------------------------------------
+
+def test_relaxed_problem_on_figure_3b_is_exact():
+    """Figure 3(b): S = {1, 2} (input 3 is no support vector of the label SVM); problem (10)
+    needs only (k_32 - k_31)^T p >= 0 for input 3, so p_relax = (1, 0) while p_mm = (5/4, 1/4)."""
+    from fractions import Fraction
+    from attnsvm import certificates, svm
+    from attnsvm.data import Dataset
+
+    ds = Dataset.from_arrays([[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], ["1/2", "3/2"]]], [1, -1, 1], [0, 1])
+    relaxed = certificates.certify(svm.relaxed_att_svm(ds, [1, 1, 1], [0, 1]))
+    full = certificates.certify(svm.att_svm(ds, [1, 1, 1]))
+    assert relaxed.verified and relaxed.x == (Fraction(1), Fraction(0)) and relaxed.active == (0, 1)
+    assert full.verified and full.x == (Fraction(5, 4), Fraction(1, 4))
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10**6), m=st.integers(1, 5), d=st.integers(1, 3))
+def test_right_hand_side_certificates_agree_with_cvxpy(seed, m, d):
+    """A x >= b with b in {0, 1}: quadprog and cvxpy agree on status and (to cvxpy's interior-point
+    accuracy, ~1e-4 when b has zeros) on the optimum; the exact certificate (KKT or Farkas with
+    b^T lam > 0) verifies, and its x is feasible exactly."""
+    from attnsvm import certificates, svm
+
+    rng = np.random.default_rng(seed)
+    prob = svm.MarginProblem(rng.integers(-2, 3, size=(m, d)).astype(float), b=rng.integers(0, 2, size=m).astype(float))
+    a, c = svm.solve(prob), svm.solve(prob, "cvxpy")
+    assert a.status == c.status
+    cert = certificates.certify(a)
+    assert cert.verified
+    if a.ok:
+        assert np.allclose(a.x, c.x, atol=1e-3)
+        assert np.all(prob.A @ np.array([float(q) for q in cert.x]) >= prob.rhs - 1e-12)
