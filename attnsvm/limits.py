@@ -30,7 +30,7 @@ import torch
 
 from . import geometry, model
 from .data import Dataset
-from .dynamics import Problem, Trajectory, UpdateRule, run
+from .dynamics import Problem, Trajectory, UpdateRule, intra_op_threads, run
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,8 @@ class Tolerances:
 def alignment_gap(problem: Problem, p: torch.Tensor, q) -> np.ndarray:
     """1 - corr(-grad L(p_b), q_b) per instance b of the batch; q (d,) or (B, d). A zero
     gradient (exact stationarity) gives 1."""
-    g = problem.grad(p)
+    with intra_op_threads(1):                    # tiny tensors: threads only add overhead
+        g = problem.grad(p)
     q = model.t(q, p.device)
     q = q if q.dim() == 2 else q[None].expand(p.shape[0], -1)
     c = -(g.direction * q).sum(-1) / q.norm(dim=-1)

@@ -21,12 +21,13 @@ p_mm is the limit of fixed-step GD).
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import geometry, limits
+from attnsvm import geometry, limits, model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.dynamics import GD, NormalizedGD, Problem
 from attnsvm.losses import LOSSES
 from attnsvm.smoothness import smoothness_constant
 from attnsvm.strategies import keyed_datasets
+from attnsvm.svm import att_svm
 
 from checks.lemma4 import assumption_A, assumption_B, gmm_feasible, strict_optimality
 
@@ -86,15 +87,28 @@ def key_plane_starts(ds, count: int = 2):
     return st.lists(st.lists(halves, min_size=dk, max_size=dk).map(lambda x: x + [0.0]), min_size=count, max_size=count)
 
 
+def other_lmm_directions(ds) -> list[np.ndarray]:
+    """p_mm(alpha) of the numerically locally optimal alpha != opt (float solve, no certificate:
+    only used to aim starts; verdicts never rest on it)."""
+    g, opt, out = model.scores(ds), tuple(model.optimal_tokens(ds)), []
+    for alpha in geometry.candidate_alphas(ds, 256):
+        res = att_svm(ds, alpha) if alpha != opt else None
+        if res is not None and res.ok:
+            gaps = [g[i, alpha[i]] - g[i, t] for i, t in res.active_tags]
+            if min(gaps, default=np.inf) > 0:
+                out.append(res.x)
+    return out
+
+
 @st.composite
-def lmm_aimed_starts(draw, ds):
-    """One start at r p_mm(alpha)/margin for a locally optimal alpha != opt (r in {2, 3, 4}) when
-    such an LMM exists, plus one start from `key_plane_starts`: aimed at a non-global limit."""
-    others = [s for s in geometry.lmms(ds) if not s.is_gmm]
+def lmm_aimed_starts(draw, ds, others=None):
+    """One start at r p_mm(alpha) for a locally optimal alpha != opt (r in {2, 3, 4}: margin r)
+    when such an LMM exists, plus one start from `key_plane_starts`: aimed at a non-global limit."""
+    others = other_lmm_directions(ds) if others is None else others
     starts = draw(key_plane_starts(ds, 1))
     if others:
-        sel = others[draw(st.integers(0, len(others) - 1))]
-        starts = [(draw(st.sampled_from([2.0, 3.0, 4.0])) * sel.p_mm).tolist()] + starts
+        q = others[draw(st.integers(0, len(others) - 1))]
+        starts = [(draw(st.sampled_from([2.0, 3.0, 4.0])) * q).tolist()] + starts
     return starts
 
 
