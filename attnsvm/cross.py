@@ -197,3 +197,100 @@ def alignment_curves(datasets: Sequence[Dataset], tr, target, alpha) -> dict:
     gap = (1 - tr.corr(model.t(target))).numpy()
     off = np.stack([log_unselected_mass(prob, tr.p[r], alpha).exp().mean(-1).numpy() for r in range(len(tr.steps))])
     return {"gap": gap, "off_mass": off}
+
+
+@dataclass(frozen=True)
+class HeadProblem:
+    """The W-parameterised cross-attention risk with any differentiable head h (e.g. an MLP,
+    Appendix D): L(W) = mean_i loss(Y_i h(X_i^T S(X_i W z_i))), batched over B instances that
+    share the head. `grad` has the `dynamics.Problem` interface; it is the closed form of
+    `model.grad_W_cross` (chain rule through S'), not log-domain: trusted while the softmax mass
+    that matters (inside the selected sets) is not saturated, which is the regime of heads that
+    select several tokens. X (B,n,T,d), Z (B,n,d), Y (B,n); `mask` (B,n,T) bool drops tokens
+    (logit -inf), e.g. to restrict attention to selected sets."""
+
+    X: torch.Tensor
+    Z: torch.Tensor
+    Y: torch.Tensor
+    head: object
+    loss: Loss
+    mask: torch.Tensor | None = None
+
+    @classmethod
+    def from_datasets(cls, datasets: Sequence[Dataset], head, loss: Loss | str = "logistic", mask=None, device=None):
+        device = device or default_device()
+        X = model.t(np.stack([ds.X for ds in datasets]), device)
+        Z = model.t(np.stack([model.queries(ds) for ds in datasets]), device)
+        Y = model.t(np.stack([ds.Y for ds in datasets]), device)
+        m = None if mask is None else torch.as_tensor(np.asarray(mask), device=device).bool()
+        return cls(X, Z, Y, head, get_loss(loss), m)
+
+    @property
+    def K(self) -> torch.Tensor:        # for dynamics.run: device and size
+        return self.X
+
+    @property
+    def batch(self) -> int:
+        return self.X.shape[0]
+
+    def logits(self, p: torch.Tensor) -> torch.Tensor:
+        a = torch.einsum("bntd,bde,bne->bnt", self.X, to_matrix(p), self.Z)
+        return a if self.mask is None else a.masked_fill(~self.mask, float("-inf"))
+
+    def grad(self, p: torch.Tensor) -> Grad:
+        """Value and gradient; the gradient in the cancellation-free form of attnsvm.gradients,
+        sum_i loss'_i sum_t s_it (g_it - f_i)(k_it - k_i,ref) with g_it - f_i = sum_u s_iu (g_it - g_iu)
+        and each weight kept as sign and logarithm, so the direction survives saturation."""
+        a = self.logits(p)
+        log_s = torch.log_softmax(a, -1)
+        s = log_s.exp()
+        xi = torch.einsum("bnt,bntd->bnd", s, self.X)
+        out = self.head(xi)
+        value = self.loss.value(self.Y * out).mean(-1)
+        lp = self.loss.deriv(self.Y * out)                                   # (B,n)
+        g = self.Y[..., None] * torch.einsum("bntd,bnd->bnt", self.X, self.head.grad(xi))   # effective scores
+        c = torch.einsum("bnu,bntu->bnt", s, g[..., :, None] - g[..., None, :])             # g_t - f, pairwise
+        ref = a.argmax(-1)
+        is_ref = torch.nn.functional.one_hot(ref, a.shape[-1]).bool()
+        log_w = (log_s + c.abs().log() + lp.abs().log()[..., None]).masked_fill(is_ref | (c == 0), float("-inf"))
+        M = log_w.flatten(1).amax(-1)
+        finite = torch.isfinite(M)
+        Msafe = torch.where(finite, M, torch.zeros_like(M))
+        w = torch.sign(c) * torch.sign(lp)[..., None] * (log_w - Msafe[:, None, None]).exp()
+        x_ref = torch.gather(self.X, 2, ref[..., None, None].expand(-1, -1, 1, self.X.shape[-1]))
+        G = torch.einsum("bnt,bntd,bne->bde", w, self.X - x_ref, self.Z).flatten(-2)
+        norm = G.norm(dim=-1)
+        ok = finite & (norm > 0)
+        safe = torch.where(ok, norm, torch.ones_like(norm))
+        direction = torch.where(ok[:, None], G / safe[:, None], torch.zeros_like(G))
+        log_norm = torch.where(ok, Msafe + safe.log() - math.log(self.X.shape[1]), torch.full_like(norm, float("-inf")))
+        log_unsat = torch.logsumexp(a.masked_fill(is_ref, float("-inf")), -1) - torch.logsumexp(a, -1)
+        return Grad(value, direction, log_norm, ref, log_unsat)
+
+
+def generalized_w_svm(ds: Dataset, sets: Sequence[Sequence[int]]):
+    """The generalized SVM of nonlinear heads (SPEC.md B claim 6; TF-as-SVM Section 6), for
+    selected sets O_i:  W^mm = argmin ||W||_F  s.t.  (x_io - x_it)^T W z_i >= 1 (o in O_i, t not in
+    O_i),  (x_io - x_io')^T W z_i = 0 (o, o' in O_i). The equalities span S_fin, the subspace of
+    the finite component; the problem is solved in an orthonormal basis N of S_fin's orthogonal
+    complement (W = N c, ||W|| = ||c||) with `svm.solve`. Returns (SVMResult over c, N, E) with
+    E the equality rows; W^mm = N c."""
+    from scipy.linalg import null_space
+
+    from .svm import MarginProblem, solve
+
+    Z = model.queries(ds)
+    rows, tags, eq = [], [], []
+    for i, O in enumerate(sets):
+        O = sorted(set(int(o) for o in O))
+        for o in O:
+            for t in range(ds.T):
+                if t not in O:
+                    rows.append(np.outer(ds.X[i, o] - ds.X[i, t], Z[i]).ravel())
+                    tags.append((i, o, t))
+        eq += [np.outer(ds.X[i, O[0]] - ds.X[i, o], Z[i]).ravel() for o in O[1:]]
+    D = ds.d * ds.d
+    E = np.array(eq).reshape(len(eq), D)
+    N = null_space(E) if len(eq) else np.eye(D)
+    A = np.array(rows).reshape(len(rows), D) @ N
+    return solve(MarginProblem(A, tuple(tags), None, None, f"Gen-SVM(sets={[sorted(o) for o in sets]})")), N, E

@@ -266,3 +266,41 @@ def test_rates_picture(tmp_path):
     its = info["iterations_to_corr_0.99"]
     for gd, ngd, pol in zip(its["gd"], its["ngd"], its["polyak"]):
         assert ngd is not None and pol is not None and (gd is None or max(ngd, pol) < gd)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), scale=st.sampled_from([0.3, 3.0, 30.0]))
+def test_head_problem_gradient_matches_autograd(seed, scale):
+    from attnsvm.heads import MLPHead
+
+    rng = np.random.default_rng(seed)
+    ds = gaussian_dataset(seed, 2, 3, 3)
+    head = MLPHead.random(3, 5, rng)
+    W = rng.normal(size=(3, 3)) * scale
+    g = cross.HeadProblem.from_datasets([ds], head).grad(model.t(W.reshape(1, -1)))
+    Wt = model.t(W).clone().requires_grad_(True)
+    (auto,) = torch.autograd.grad(model.risk_cross(ds, Wt, head=head), Wt)
+    assert torch.allclose(g.vector[0].reshape(3, 3), auto, atol=1e-12, rtol=1e-8)
+
+
+def test_generalized_svm_reduces_to_w_svm_for_singletons():
+    ds = gaussian_dataset(0, 2, 3, 3)
+    alpha = model.optimal_tokens(ds)
+    res, N, E = cross.generalized_w_svm(ds, [[a] for a in alpha])
+    assert E.shape[0] == 0 and np.allclose(N @ res.x, svm.w_svm(ds, alpha).x, atol=1e-8)
+    res, N, E = cross.generalized_w_svm(ds, [[0, 1], [2]])
+    assert res.ok and np.allclose(E @ (N @ res.x), 0, atol=1e-10)
+
+
+def test_mlp_head_selects_two_tokens_and_generalized_svm_predicts():
+    """A pinned instance: the MLP head's attention keeps two tokens of input 1 (about 0.35 / 0.65)
+    and the generalized SVM predicts the direction (1 - corr < 0.01) and the composition."""
+    from attnsvm.claims import Instance
+
+    from checks.tfsvm_mlp import generalized_svm_predicts
+
+    inst = Instance(gaussian_dataset(2, 2, 3, 3), {"head_seed": 2, "width": 6, "eta": 0.1, "steps": 1000})
+    out = generalized_svm_predicts(inst, get_budget("quick"))
+    assert out.holds is True and out.detail["sets"] == [[1, 2], [0]]
+    assert out.detail["gap_perp"] < 0.01
+    assert abs(out.detail["predicted_composition"][0][0] - 0.333) < 0.01
