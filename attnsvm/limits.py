@@ -6,8 +6,9 @@ start, we measure at the last recorded checkpoints (H/4, H/2, H):
 - increment alignment `1 - corr(-grad L(p_t), q)` from the log-domain gradient direction
   (exact at any saturation). GD and normalized GD step along -grad L; if the steps align with
   q while ||p_t|| -> infinity, then p_t/||p_t|| -> q/||q|| (Stolz-Cesaro). For GD with an
-  exponentially tailed softmax the alignment settles polynomially in t, whereas corr(p_t, q)
-  itself creeps up like 1 - O(1/log(t)^2) (p_t = q log t + bounded residual);
+  exponentially tailed softmax the alignment typically settles polynomially in t (slower when
+  an active constraint has a zero dual), whereas corr(p_t, q) itself creeps up like
+  1 - O(1/log(t)^2) (p_t = q log t + bounded residual);
 - norm growth: ||p_t|| increasing over the checkpoints;
 - 1 - corr(p_t, q): not increasing over the last octave (or already below `floor`); its
   fitted slope against log t, and for GD the residual growth ||r_H|| - ||r_{H/2}||,

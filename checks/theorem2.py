@@ -68,8 +68,23 @@ def limits_of(inst, budget, steps: int | None = None, extend_on=("undecided", "o
     return lims, detail
 
 
+def _worst(lims: list[limits.Limit], gd: bool) -> dict:
+    """Over the starts: the largest final alignment gap, 1 - corr and fitted slope of
+    log(1 - corr) against log t towards the GMM, and (fixed-step GD: p_t ~ p_mm log t) the
+    largest growth of ||p_t - p_mm log t|| over the last octave."""
+    d = [l.detail["to_gmm"] for l in lims if "to_gmm" in l.detail]
+    if not d:
+        return {}
+    out = {"worst_align_gap": max(x["align_gap"][-1] for x in d), "worst_corr_gap": max(x["corr_gap"][-1] for x in d),
+           "worst_corr_gap_slope": max(x["corr_gap_slope_vs_log_t"] for x in d)}
+    if gd:
+        out["worst_residual_growth"] = max(x["residual_growth_last_octave"] for x in d)
+    return out
+
+
 def to_gmm(inst, budget) -> Outcome:
     lims, detail = limits_of(inst, budget)
+    detail.update(_worst(lims, inst.params["rule"] == "gd"))
     if any(l.kind == "other" for l in lims):
         return Outcome(False, detail=detail)
     undecided = [l for l in lims if l.kind == "undecided"]
@@ -148,4 +163,5 @@ claim = Claim(
           f"extended to 4x while undecided; converged to p_mm when at the horizon 1 - corr(-grad L, p_mm) <= {TOL.align}, "
           f"||p_t|| grows over H/4, H/2, H, 1 - corr(p_t, p_mm) is not increasing over the last octave (or <= {TOL.floor}) "
           f"and the max-softmax tokens are opt; failed when that holds for the p_mm(alpha) of other tokens at 4x the horizon",
+    measures=("worst_align_gap", "worst_corr_gap", "worst_corr_gap_slope", "worst_residual_growth", "horizon"),
 )
