@@ -19,7 +19,6 @@ Per instance (random integer data, any labels, integer W, a loss of Assumption A
   'stationary' / 'stalled') are not GD steps and are skipped; none left: untrusted.
 """
 
-import math
 
 import numpy as np
 from hypothesis import strategies as st

@@ -22,7 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import geometry, limits, model
-from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.dynamics import GD, NormalizedGD, Problem
 from attnsvm.losses import LOSSES
 from attnsvm.smoothness import smoothness_constant
@@ -128,9 +128,7 @@ def lmm_aimed_starts(draw, ds, others=None):
 
 
 @st.composite
-def _instance(draw, dropped):
-    from attnsvm.claims import Instance
-
+def _instances(draw, dropped):
     T = st.just(3) if "assumption_B" in dropped else st.integers(2, 4)
     ds = draw(keyed_datasets(n=st.just(1), T=T, dk=st.just(2), lo=-1, hi=1,
                              scores="any" if "assumption_B" in dropped else "B"))
@@ -138,10 +136,6 @@ def _instance(draw, dropped):
     starts = draw(lmm_aimed_starts(ds) if "assumption_B" in dropped else key_plane_starts(ds))
     return Instance(ds, {"loss": draw(st.sampled_from(sorted(LOSSES))), "rule": rule, "eta_factor": 1.0,
                          "starts": starts})
-
-
-def _instances(dropped):
-    return _instance(dropped)
 
 
 claim = Claim(

@@ -39,16 +39,12 @@ def every_start_to_gmm(inst, budget) -> Outcome:
 
 
 @st.composite
-def _instance(draw, dropped):
+def _instances(draw, dropped):
     ds = draw(integer_datasets(n=st.just(2), T=st.just(2), d=st.just(2), lo=-3, hi=3, labels="positive"))
     others = other_lmm_directions(ds)
     assume(others)                                        # aim: a non-global LMM exists
     return Instance(ds, {"loss": "logistic", "rule": "gd", "eta_factor": 1.0,
                          "starts": draw(lmm_aimed_starts(ds, others))})
-
-
-def _instances(dropped):
-    return _instance(dropped)
 
 
 claim = Claim(
