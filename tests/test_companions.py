@@ -141,7 +141,7 @@ def test_per_instance_rules_equal_separate_runs():
 from attnsvm import registry, runner, svm  # noqa: E402
 from attnsvm.claims import Verdict, get_budget  # noqa: E402
 
-IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "rates-global", "rates-speedup")
+IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "tfsvm-mlp", "rates-global", "rates-speedup")
 
 
 @pytest.mark.parametrize("id", IDS)
