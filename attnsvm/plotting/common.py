@@ -29,7 +29,7 @@ GMM_STYLE = dict(color="black", linestyle="--", linewidth=1.6)
 LMM_COLORS = ("tab:red", "tab:purple", "tab:brown", "tab:olive", "tab:cyan")
 
 
-def new_figure(ncols: int = 2, size: tuple[float, float] = (12.0, 5.0)) -> tuple[Figure, list]:
+def new_figure(ncols: int = 2, size: tuple[float, float] = (12.0, 6.2)) -> tuple[Figure, list]:
     fig = Figure(figsize=size, layout="constrained")
     FigureCanvasAgg(fig)
     axes = [fig.add_subplot(1, ncols, k + 1) for k in range(ncols)]
@@ -182,9 +182,8 @@ def panel(ds: Dataset, keys2: np.ndarray, tr: dynamics.Trajectory, labels: Seque
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("key coordinate 1 (also p_1)")
     ax.set_ylabel("key coordinate 2 (also p_2)")
-    ax.legend(fontsize=7, loc="best", framealpha=0.85)
+    ax.figure.legend(*ax.get_legend_handles_labels(), fontsize=7, loc="outside lower center", ncol=3, framealpha=0.9)
     unsat = np.exp(tr.log_unsat.cpu().numpy()).max(-1)
     draw_saturation(ax2, tr.steps, tr.p.norm(dim=-1).cpu().numpy(), unsat, labels, colors)
-    ax2.legend(fontsize=7, loc="upper left")
-    ax2.set_title("norm growth and softmax saturation", fontsize=10)
+    ax2.set_title("norm growth and softmax saturation (colours as on the left)", fontsize=10)
     return limit_names(tr.final.cpu().numpy(), gmm, others)
