@@ -115,12 +115,13 @@ def smoothness(datasets: Sequence[Dataset], loss: Loss | str = "logistic") -> np
     one per dataset: L = (1/n) sum_i (M0 ||v||^2 ||X_i||^2 ||K_i||^2 + 3 M1 ||v|| ||X_i|| ||K_i||^2)
     with spectral norms and K_i the (T, d*d) key matrix of rows vec(x_it z_i^T), so
     ||K_i|| = ||X_i|| ||z_i|| (Lemma 6's ||W|| ||X_i|| with keys X_i W). Constants (M0, M1)
-    from the loss on the margin interval [-max|gamma|, max|gamma|]."""
+    from the loss on the margin interval [min gamma, max gamma] (`smoothness.margin_interval`)."""
+    from .smoothness import margin_interval
+
     loss = get_loss(loss)
     out = []
     for ds in datasets:
-        g = np.abs(model.scores(ds)).max()
-        M0, M1 = loss.constants(-g, g)
+        M0, M1 = loss.constants(*margin_interval(ds))
         Xn = np.linalg.norm(ds.X, ord=2, axis=(1, 2))
         Kn = Xn * np.linalg.norm(model.queries(ds), axis=-1)
         vn = np.linalg.norm(ds.v)
