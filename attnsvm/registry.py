@@ -99,6 +99,13 @@ def witness_path(e: Entry, hypothesis: str) -> Path:
     return WITNESS_DIR / f"{e.id}--{hypothesis}.json"
 
 
+def claim_witnesses(e: Entry) -> list[Path]:
+    """Stored counterexamples to the claim as stated (files `<id>--<name>.json` whose name is not
+    a hypothesis with a necessity search), e.g. the tightness instances of Appendix E."""
+    hyps = set(searches(e))
+    return sorted(p for p in WITNESS_DIR.glob(f"{e.id}--*.json") if p.stem.split("--", 1)[1] not in hyps)
+
+
 def available() -> list[Entry]:
     """Entries whose three modules exist."""
     return [e for e in ENTRIES if all(importlib.util.find_spec(f"{pkg}.{e.module}") for pkg in PARTS)]

@@ -14,7 +14,7 @@ def summary(r: Report) -> str:
     """One line of evidence: what the verdict rests on."""
     ev = r.evidence
     if r.part == "derivation":
-        return "sympy residual 0" if str(r.verdict) == "PROVED" else ev.get("note", "residual nonzero")
+        return ev.get("note") or ev.get("statement", "")
     if "note" in ev:
         return ev["note"]
     if ev.get("replayed"):

@@ -58,13 +58,30 @@ def necessity_report(e: registry.Entry, hyp: str, budget: Budget, seed: int, sea
     return _guard(e.id, f"drop:{hyp}", s.expected, go)
 
 
+def witness_report(e: registry.Entry, path) -> Report:
+    """Replay a stored counterexample to the claim itself (expected REFUTED)."""
+    def go():
+        from dataclasses import replace
+        w = read_json(path)
+        claim = replace(registry.claim(e), name=e.id)
+        if w.get("dropped"):
+            claim = claim.drop(*w["dropped"])
+        rep = replay_witness(w, replace(claim, expected=("REFUTED",)))
+        rep.part = f"witness:{path.stem.split('--', 1)[1]}"
+        rep.evidence["witness_file"] = str(path.relative_to(registry.WITNESS_DIR.parent.parent))
+        return rep
+    return _guard(e.id, f"witness:{path.stem.split('--', 1)[1]}", ("REFUTED",), go)
+
+
 def reports(e: registry.Entry, budget: str | Budget = "quick", seed: int = 0, search: bool = False) -> Iterator[Report]:
     budget = get_budget(budget)
     yield derivation_report(e)
     yield check_report(e, budget, seed)
     for hyp in registry.searches(e):
         yield necessity_report(e, hyp, budget, seed, search or budget.name == "thorough")
+    for path in registry.claim_witnesses(e):
+        yield witness_report(e, path)
 
 
 def parts(e: registry.Entry) -> int:
-    return 2 + len(registry.searches(e))
+    return 2 + len(registry.searches(e)) + len(registry.claim_witnesses(e))
