@@ -128,3 +128,41 @@ def _certify_farkas(result: SVMResult) -> Certificate:
             if ok:
                 return Certificate("farkas", True, lam=tuple(full))
     return Certificate("farkas", False, "Farkas vector did not round to an exact certificate")
+
+
+def positive_dual(rows, x) -> tuple | None:
+    """Exact multipliers lam > 0 (every one strictly) with sum_j lam_j rows_j = x, or None when
+    no such vector exists: strict complementarity of the active rows `rows` (Fractions or
+    floats, taken exactly) at a KKT point x of a margin problem. Each lam_j is maximised by an
+    LP, its vertex re-solved exactly on its support; the average of the vertices is strictly
+    positive exactly when every row is positive at some optimal multiplier."""
+    import scipy.optimize
+
+    R = [[Fraction(a) for a in r] for r in rows]
+    X = [Fraction(a) for a in x]
+    m, d = len(R), len(X)
+    if m == 0:
+        return () if all(a == 0 for a in X) else None
+    Af = np.array([[float(a) for a in r] for r in R]).T            # d x m
+    vertices = []
+    for j in range(m):
+        c = np.zeros(m)
+        c[j] = -1.0
+        res = scipy.optimize.linprog(c, A_eq=Af, b_eq=np.array([float(a) for a in X]), bounds=(0, None), method="highs-ds")
+        if res.status != 0 or res.x[j] <= 0:
+            return None
+        supp = [k for k in np.flatnonzero(res.x > 1e-12 * max(1.0, res.x.max())).tolist()]
+        M = _dm([R[k] for k in supp])                                  # |supp| x d
+        try:
+            sol = (M * M.transpose()).lu_solve(M * _dm([[a] for a in X]))
+        except Exception:
+            return None
+        lam = [Fraction(0)] * m
+        for idx, k in enumerate(supp):
+            lam[k] = _frac(sol[idx, 0].element)
+        if any(q < 0 for q in lam) or lam[j] <= 0:
+            return None
+        if any(sum((lam[k] * R[k][c] for k in range(m)), Fraction(0)) != X[c] for c in range(d)):
+            return None
+        vertices.append(lam)
+    return tuple(sum((v[k] for v in vertices), Fraction(0)) / m for k in range(m))

@@ -31,9 +31,9 @@ logistic = Loss(
     value=lambda u: torch.nn.functional.softplus(-u),
     deriv=lambda u: -torch.sigmoid(-u),
     constants=lambda lo, hi: (0.25, 1.0),
-    # log(1 + e^{c-u}) - log(1 + e^{-u}) = log1p(expm1(c) sigmoid(-u)); direct difference for c > 1
-    increment=lambda u, c: torch.where(c > 1, torch.nn.functional.softplus(c - u) - torch.nn.functional.softplus(-u),
-                                       torch.log1p(torch.expm1(c.clamp(max=1)) * torch.sigmoid(-u))),
+    # log(1 + e^{c-u}) - log(1 + e^{-u}) = log1p(expm1(c) sigmoid(-u)); direct difference for |c| > 1
+    increment=lambda u, c: torch.where(c.abs() > 1, torch.nn.functional.softplus(c - u) - torch.nn.functional.softplus(-u),
+                                       torch.log1p(torch.expm1(c.clamp(-1, 1)) * torch.sigmoid(-u))),
 )
 
 exponential = Loss(

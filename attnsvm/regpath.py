@@ -26,11 +26,11 @@ left float64's range (log||grad|| < -700: trial points are then incomparable); e
 converged'. Callers must treat 'underflow' and 'not converged' as INCONCLUSIVE and decide
 what residual they accept for 'resolution'.
 
-Steps: each iteration tries, per block, a projected step along the unit gradient (length
-adapted by Barzilai-Borwein, halved on failure) and a Newton step (Riemannian on the sphere
-where the ball is active) on log(excess) where the excess is positive (the risk is
-exponential in its tails, where plain Newton gains only a factor e per step), and keeps the
-lower of the two if it lowers the risk.
+Steps: each iteration tries, per block, a Newton step (Riemannian on the sphere where the
+ball is active) on log(excess) where the excess is positive (the risk is exponential in its
+tails, where plain Newton gains only a factor e per step) and, where Newton fails and every
+GRADIENT_EVERY iterations, a projected step along the unit gradient (length adapted by
+Barzilai-Borwein, halved on failure); the lower trial is kept if it lowers the risk.
 
 Global optimality is NOT certified (the problems are non-convex): every radius is solved
 from several starts (the previous radius' solution rescaled, plus the caller's candidate
@@ -53,6 +53,7 @@ TAU = 1e-4
 UNDERFLOW_LOG = -700.0
 MIN_STEP = 1e-13          # step lengths stay above MIN_STEP * R (below it x + step == x in float64)
 RESOLUTION_FAILS = 45     # consecutive failed trials (step halved from R to MIN_STEP * R): 'resolution'
+GRADIENT_EVERY = 4        # a gradient trial at least every few iterations, even where Newton succeeds
 
 
 # ---- regions -------------------------------------------------------------------------------
@@ -110,17 +111,23 @@ def project_cone(x: torch.Tensor, axis: torch.Tensor, cos: torch.Tensor) -> torc
 # ---- precise risk --------------------------------------------------------------------------
 
 def risk_split(K: torch.Tensor, gamma: torch.Tensor, p: torch.Tensor, loss) -> tuple[torch.Tensor, torch.Tensor]:
-    """L(p) = base + excess, batched (B,): base = mean_i loss(gamma_{i,ref_i}) with ref_i the
-    max-logit token, excess = mean_i [loss(gamma_ref - c_i) - loss(gamma_ref)] with
-    c_i = sum_t s_it (gamma_{i,ref_i} - gamma_it) = gamma_ref - Y_i f(X_i) (no cancellation).
-    Two points are compared by (base_a - base_b) + (excess_a - excess_b)."""
+    """L(p) = base + excess, batched (B,). Per input, with ref_i the max-logit token and
+    c_i = sum_t s_it (gamma_{i,ref_i} - gamma_it) = gamma_ref - Y_i f(X_i) (no cancellation):
+    base_i = loss(gamma_ref), excess_i = loss(gamma_ref - c_i) - loss(gamma_ref) (`losses.increment`)
+    where |excess_i| <= base_i / 2 (the saturated regime, where L_i - base_i is far below L_i's
+    resolution), else base_i = loss(Y_i f(X_i)) directly and excess_i = 0 (a good mixture whose
+    risk is far below loss(gamma_ref): splitting would cancel). Two points are compared by
+    (base_a - base_b) + (excess_a - excess_b)."""
     a = torch.einsum("bntd,bd->bnt", K, p)
     s = torch.softmax(a, dim=-1)
     ref = a.argmax(-1, keepdim=True)
     g_ref = torch.gather(gamma, -1, ref)
     c = (s * (g_ref - gamma)).sum(-1)
     g_ref = g_ref.squeeze(-1)
-    return loss.value(g_ref).mean(-1), losses.increment(loss, g_ref, c).mean(-1)
+    base, inc = loss.value(g_ref), losses.increment(loss, g_ref, c)
+    split = inc.abs() <= base.abs() / 2
+    direct = loss.value((s * gamma).sum(-1))
+    return torch.where(split, base, direct).mean(-1), torch.where(split, inc, torch.zeros_like(inc)).mean(-1)
 
 
 @dataclass(frozen=True)
@@ -162,7 +169,14 @@ Objective = Callable[[tuple[torch.Tensor, ...]], Evaluation]
 
 
 def second_derivative(loss, u: torch.Tensor) -> torch.Tensor:
-    """loss''(u) by autograd through `loss.deriv` (0 for a linear loss)."""
+    """loss''(u): closed form for the library losses, else autograd through `loss.deriv`
+    (0 for a linear loss)."""
+    if loss is losses.logistic:
+        return torch.sigmoid(u) * torch.sigmoid(-u)
+    if loss is losses.exponential:
+        return torch.exp(-u)
+    if loss is losses.correlation:
+        return torch.zeros_like(u)
     with torch.enable_grad():
         x = u.detach().clone().requires_grad_(True)
         out = loss.deriv(x)
@@ -303,24 +317,29 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0) -> Solve:
         progress = torch.zeros_like(done)
         for j, reg in enumerate(regions):
             at = lambda xj: tuple(xj if i == j else xb for i, xb in enumerate(x))
-            trial = reg.project(x[j] - steps[j][:, None] * ev.directions[j])
-            et = objective(at(trial))
-            ok = et.below(ev) & ~done
-            bb = torch.minimum(torch.maximum(_bb_length(x[j], trial, ev, et, j, steps[j]), steps[j] / 10), 10 * steps[j])
-            steps[j] = torch.where(ok, bb, steps[j] / 2)
             H = ev.hessians[j] if j < len(ev.hessians) else None
-            if H is not None:                                   # keep the lower of the Newton and gradient trials
+            ok = torch.zeros_like(done)
+            trial, et = x[j], ev
+            if H is not None:
                 # Newton on log(excess) where excess > 0 (the risk is exponential in the tails):
                 # hess log E / ||grad|| = H/||grad|| - d d^T ||grad|| / E
                 ratio = torch.exp(ev.log_norms[j] - torch.log(ev.excess.clamp_min(1e-300)))
                 ratio = torch.where(ev.excess > 0, ratio, torch.zeros_like(ratio)).nan_to_num(0.0, posinf=0.0)
                 H = H - ratio[:, None, None] * ev.directions[j][:, :, None] * ev.directions[j][:, None, :]
-                nt, valid = newton_trial(x[j], ev.directions[j], H, reg)
-                en = objective(at(nt))
-                use = en.below(ev) & valid & ~done & (~ok | en.below(et))
-                steps[j] = torch.where(use & ~ok, (nt - x[j]).norm(dim=-1), steps[j])
-                trial = torch.where(use[:, None], nt, trial)
-                et, ok = en.where(use, et), ok | use
+                trial, valid = newton_trial(x[j], ev.directions[j], H, reg)
+                et = objective(at(trial))
+                ok = et.below(ev) & valid & ~done
+            if H is None or not bool((ok | done).all()) or k % GRADIENT_EVERY == 0:
+                # a gradient trial where Newton failed (and periodically everywhere: in exponential
+                # tails Newton gains only a constant factor per step); keep the lower of the two
+                gt = reg.project(x[j] - steps[j][:, None] * ev.directions[j])
+                eg = objective(at(gt))
+                gok = eg.below(ev) & ~done
+                bb = torch.minimum(torch.maximum(_bb_length(x[j], gt, ev, eg, j, steps[j]), steps[j] / 10), 10 * steps[j])
+                steps[j] = torch.where(gok, bb, torch.where(ok, steps[j], steps[j] / 2))
+                use_g = gok & (~ok | eg.below(et))
+                trial = torch.where(use_g[:, None], gt, trial)
+                et, ok = eg.where(use_g, et), ok | use_g
             steps[j] = torch.minimum(torch.maximum(steps[j], MIN_STEP * reg.radius), 2 * reg.radius)
             x[j] = torch.where(ok[:, None], trial, x[j])
             ev = et.where(ok, ev)
@@ -414,7 +433,7 @@ def _best(ev: Evaluation, B: int, S: int) -> torch.Tensor:
     """Index (B,) of the lowest-risk start among S per instance (rows ordered b*S + s)."""
     base, excess = ev.base.view(B, S), ev.excess.view(B, S)
     rel = (base - base.min(-1, keepdim=True).values) + excess
-    return rel.argmin(-1)
+    return torch.where(torch.isfinite(rel), rel, torch.full_like(rel, float("inf"))).argmin(-1)
 
 
 def _distinct(xs: torch.Tensor, ok: torch.Tensor, rel: float = 1e-4) -> int:
