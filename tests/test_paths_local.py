@@ -122,3 +122,66 @@ def test_right_hand_side_certificates_agree_with_cvxpy(seed, m, d):
     if a.ok:
         assert np.allclose(a.x, c.x, atol=1e-3)
         assert np.all(prob.A @ np.array([float(q) for q in cert.x]) >= prob.rhs - 1e-12)
+
+
+# ---- verdicts of theorem1, theorem3, theorem4, theorem5, theorem6 ---------------------------------
+
+from attnsvm import registry, runner  # noqa: E402
+from attnsvm.claims import get_budget  # noqa: E402
+
+IDS = ("theorem1", "theorem3", "theorem4", "theorem5", "theorem6")
+
+
+@pytest.mark.parametrize("id", IDS)
+def test_derivation_is_proved(id):
+    rep = runner.derivation_report(registry.entry(id))
+    assert str(rep.verdict) == "PROVED", rep.evidence
+
+
+@pytest.mark.parametrize("id", IDS)
+def test_check_verdict_at_quick_budget(id):
+    e = registry.entry(id)
+    rep = runner.check_report(e, get_budget("quick"), 0)
+    assert str(rep.verdict) in e.check, rep.evidence
+    assert rep.evidence["instances"] >= get_budget("quick").examples // 2
+
+
+@pytest.mark.parametrize("id,hyp", [(id, h) for id in IDS for h in registry.searches(registry.entry(id))])
+def test_stored_witness_replays_as_refutation(id, hyp):
+    rep = runner.necessity_report(registry.entry(id), hyp, get_budget("quick"), 0, search=False)
+    assert str(rep.verdict) == "REFUTED", rep.evidence
+    assert rep.evidence.get("replayed")
+
+
+@pytest.mark.parametrize("id,hyp", [("theorem4", "q_not_lmm"), ("theorem3", "locally_optimal")])
+def test_necessity_search_from_scratch(id, hyp):
+    """A fresh seeded search (no stored witness) finds a counterexample that re-verifies."""
+    rep = runner.necessity_report(registry.entry(id), hyp, get_budget("quick"), 1, search=True)
+    assert str(rep.verdict) == "REFUTED", rep.evidence
+    assert rep.witness is not None and rep.witness["violates"] == [hyp]
+
+
+def test_figure3_assumption_C_and_kappa_star_are_exact():
+    """Figure 3(a) meets Assumption C (all three inputs support vectors with positive multipliers);
+    Figure 3(b) does not (input 3 is off the margin), and its kappa* is exactly 1: the buffer
+    (m - 1)/||v_mm|| = 1/2 against the deficit 1 - c = 1/2 of problem (10)'s direction (1, 0)."""
+    from checks import theorem5, theorem6
+    from attnsvm.claims import Instance
+
+    a, b = theorem5.figure3(), theorem5.figure3(("1/2", "3/2"))
+    inst = lambda ds, k=1: Instance(ds, {"alpha": theorem5.best_selection(ds), "loss": "logistic", "seed": 0, "r_over_R": k})
+    assert theorem5.best_selection(a) == [1, 1, 1] and theorem5.assumption_C(inst(a))
+    assert not theorem5.assumption_C(inst(b)) and theorem5.support_set(b, [1, 1, 1]) == [0, 1]
+    assert theorem6.kappa_star(b, [1, 1, 1]) == pytest.approx(1.0, abs=1e-15)
+    assert not theorem6.r_dominates_R(inst(b, 1)) and theorem6.r_dominates_R(inst(b, "101/100"))
+
+
+def test_theorem6_witness_follows_the_shifted_svm():
+    """Below kappa*, the joint path's p tends to the shifted max-margin direction, not p_relax
+    (re-computed by replaying the stored witness)."""
+    from fractions import Fraction
+
+    rep = runner.necessity_report(registry.entry("theorem6"), "r_dominates_R", get_budget("quick"), 0, search=False)
+    out = rep.evidence["outcome"]
+    assert out["gap_final_p_to_shifted"] < 1e-4 < out["gap_p"][-1]
+    assert float(Fraction(rep.witness["instance"]["params"]["r_over_R"])) < out["kappa_star"]
