@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from attnsvm import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.heads import LinearHead, MLPHead
-from attnsvm.strategies import gaussian_datasets, instances
+from attnsvm.strategies import gaussian_datasets
 
 TOL = 1e-9
 STEPS = 25

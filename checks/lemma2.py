@@ -2,9 +2,9 @@
 (ATT-SVM) with alpha = opt is feasible. Each instance's verdict is exact: a verified KKT
 certificate (feasible) or a verified Farkas certificate (infeasible)."""
 
-import numpy as np
 from hypothesis import strategies as st
 
+from attnsvm import hypotheses as hyp
 from attnsvm import model
 from attnsvm.certificates import certify
 from attnsvm.claims import Claim, Hypothesis, Outcome
@@ -14,10 +14,6 @@ from attnsvm.svm import att_svm
 
 def common_label(inst) -> bool:
     return len(set(inst.dataset.Y.tolist())) == 1
-
-
-def strict_optimality(inst) -> bool:
-    return model.strict_optimality(inst.dataset)
 
 
 def v_in_range_W(inst) -> bool:
@@ -55,7 +51,7 @@ claim = Claim(
     statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
     hypotheses=(
         Hypothesis("common_label", "all Y_i share one sign", common_label),
-        Hypothesis("strict_optimality", "gamma_{i,opt_i} > gamma_it for all t != opt_i", strict_optimality),
+        hyp.STRICT_OPTIMALITY,
         Hypothesis("v_in_range_W", "v in range(W) (Lemma 11; implied by W full rank, Lemma 2)", v_in_range_W),
     ),
     conclusion=feasible,

@@ -13,32 +13,14 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import geometry, model
-from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm import hypotheses as hyp
+from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import Problem
 from attnsvm.losses import LOSSES
 from attnsvm.strategies import instances, keyed_datasets
 
 TRUST = 1e-9
 LOG10_RADII = (-2.0, 4.0)
-
-
-def assumption_A(inst) -> bool:
-    """The loss is one of the library's Assumption-A losses (logistic, exponential, correlation)."""
-    return inst.params.get("loss") in LOSSES
-
-
-def strict_optimality(inst) -> bool:
-    return model.strict_optimality(inst.dataset)
-
-
-def assumption_B(inst) -> bool:
-    return model.assumption_b(inst.dataset)
-
-
-def gmm_feasible(inst) -> bool:
-    """(ATT-SVM) with alpha = opt has a solution, proved by an exact KKT certificate."""
-    sel = geometry.gmm(inst.dataset)
-    return sel.feasible and sel.certified
 
 
 def sample_points(seed: int, count: int, d: int) -> np.ndarray:
@@ -77,11 +59,10 @@ claim = Claim(
     name="lemma4",
     statement="Assumptions A and B (strictly optimal tokens), ATT-SVM(opt) feasible => <grad L(p), p_mm> < 0 for every p",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
-        Hypothesis("strict_optimality", "gamma_{i,opt_i} > gamma_it for t != opt_i (implied by B; kept when B is dropped)",
-                   strict_optimality),
-        Hypothesis("assumption_B", "non-optimal tokens of each input share one score, below the optimal one", assumption_B),
-        Hypothesis("gmm_feasible", "ATT-SVM with alpha = opt is feasible (exact KKT certificate)", gmm_feasible),
+        hyp.ASSUMPTION_A,
+        hyp.STRICT_OPTIMALITY,
+        hyp.ASSUMPTION_B,
+        hyp.GMM_FEASIBLE,
     ),
     conclusion=descends,
     instances=_instances,

@@ -24,13 +24,13 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import model
+from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.dynamics import GD, Problem, intra_op_threads, run
 from attnsvm.losses import get_loss
 from attnsvm.smoothness import margin_interval, smoothness_constant
 from attnsvm.strategies import instances, integer_datasets
 
-from checks.lemma4 import assumption_A
 
 EPS = float(np.finfo(np.float64).eps)
 CANDIDATES = 128
@@ -146,7 +146,7 @@ claim = Claim(
     statement="Assumption A => L is L_p-smooth (reconstructed L_p) and GD with eta <= 1/L_p has "
               "L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
+        hyp.ASSUMPTION_A,
         Hypothesis("step_size", "eta <= 1/L_p", step_size),
     ),
     conclusion=smooth_and_descends,

@@ -28,6 +28,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import cross, dynamics, geometry, model
+from attnsvm import hypotheses as hyp
 from attnsvm.certificates import certify
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.data import Dataset
@@ -114,15 +115,6 @@ def converges_globally(inst, budget) -> Outcome:
 
 # ---- hypotheses -----------------------------------------------------------------------------
 
-def assumption_B(inst) -> bool:
-    """Exact: per input, the non-optimal tokens share one score, strictly below the optimal one."""
-    for row in model.exact_scores(inst.dataset):
-        top = max(row)
-        rest = {x for x in row if x != top}
-        if sum(1 for x in row if x == top) != 1 or len(rest) > 1:
-            return False
-    return True
-
 
 def gmm_feasible(inst) -> bool:
     res, cert = gmm(inst.dataset)
@@ -138,7 +130,7 @@ def n1_or_all_support(inst) -> bool:
 
 
 HYPOTHESES = (
-    Hypothesis("assumption_B", "non-optimal tokens of an input share one score below the optimal one", assumption_B),
+    hyp.ASSUMPTION_B,
     Hypothesis("gmm_feasible", "the W-SVM for alpha = opt is feasible (exact certificate)", gmm_feasible),
     Hypothesis("n1_or_all_support", "n = 1, or every non-optimal token is a support vector of W_mm(opt)",
                n1_or_all_support),

@@ -10,7 +10,6 @@ reaches LEVEL first or ties; untrusted when NGD or Polyak does not reach LEVEL b
 while GD does not either. The empirical rates are reported per rule: the log-log slopes of
 1 - corr and of the softmax mass off the optimal tokens against t."""
 
-import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import cross, model

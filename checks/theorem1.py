@@ -23,7 +23,8 @@ import torch
 from hypothesis import strategies as st
 
 from attnsvm import geometry, model, regpath
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm import hypotheses as hyp
+from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import Problem
 from attnsvm.losses import LOSSES
 from attnsvm.strategies import gaussian_datasets, instances, keyed_dataset, keyed_datasets
@@ -32,21 +33,6 @@ GAP_TOL = 1e-2
 PLATEAU = 1e-3
 LAST = 3
 ITERS = 300
-
-
-def assumption_A(inst) -> bool:
-    """The loss is one of the library's Assumption-A losses (logistic, exponential, correlation)."""
-    return inst.params.get("loss") in LOSSES and LOSSES[inst.params["loss"]].constants is not None
-
-
-def strict_optimality(inst) -> bool:
-    return model.strict_optimality(inst.dataset)
-
-
-def gmm_feasible(inst) -> bool:
-    """(ATT-SVM) with alpha = opt (first index on ties) is feasible, by an exact KKT certificate."""
-    sel = geometry.gmm(inst.dataset)
-    return sel.feasible and sel.certified
 
 
 def grid_size(budget) -> int:
@@ -122,9 +108,9 @@ claim = Claim(
     name="theorem1",
     statement="Assumption A, strict optimality, ATT-SVM(opt) feasible => p(R)/R -> p_mm(opt)/||p_mm|| as R -> oo",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
-        Hypothesis("strict_optimality", "gamma_{i,opt_i} > gamma_it for all t != opt_i (exact)", strict_optimality),
-        Hypothesis("gmm_feasible", "ATT-SVM with alpha = opt is feasible (exact KKT certificate)", gmm_feasible),
+        hyp.ASSUMPTION_A,
+        hyp.STRICT_OPTIMALITY,
+        hyp.GMM_FEASIBLE,
     ),
     conclusion=path_gaps,
     instances=_instances,

@@ -22,6 +22,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import geometry, limits, model
+from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.dynamics import GD, NormalizedGD, Problem
 from attnsvm.losses import LOSSES
@@ -29,16 +30,11 @@ from attnsvm.smoothness import smoothness_constant
 from attnsvm.strategies import keyed_datasets
 from attnsvm.svm import att_svm
 
-from checks.lemma4 import assumption_A, assumption_B, gmm_feasible, strict_optimality
 
 GD_STEPS = 512
 NGD_STEPS = 128
 NGD_ETA = 0.25
 TOL = limits.Tolerances(align=0.05, floor=1e-3)
-
-
-def single_input(inst) -> bool:
-    return inst.dataset.n == 1
 
 
 def step_size(inst) -> bool:
@@ -143,12 +139,11 @@ claim = Claim(
     statement="Assumptions A, B, n = 1, ATT-SVM(opt) feasible, eta <= 1/L_p => ||p_t|| -> inf and "
               "p_t/||p_t|| -> p_mm/||p_mm|| (GD; normalized GD alongside)",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
-        Hypothesis("strict_optimality", "gamma_opt > gamma_t for t != opt (implied by B; kept when B is dropped)",
-                   strict_optimality),
-        Hypothesis("assumption_B", "non-optimal tokens share one score, below the optimal one", assumption_B),
-        Hypothesis("gmm_feasible", "ATT-SVM with alpha = opt is feasible (exact KKT certificate)", gmm_feasible),
-        Hypothesis("single_input", "n = 1", single_input),
+        hyp.ASSUMPTION_A,
+        hyp.STRICT_OPTIMALITY,
+        hyp.ASSUMPTION_B,
+        hyp.GMM_FEASIBLE,
+        hyp.SINGLE_INPUT,
         Hypothesis("step_size", "eta <= 1/L_p (fixed-step GD)", step_size),
     ),
     conclusion=to_gmm,

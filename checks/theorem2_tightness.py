@@ -15,10 +15,10 @@ to the GMM exactly."""
 from hypothesis import assume
 from hypothesis import strategies as st
 
+from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.strategies import integer_datasets
 
-from checks.lemma4 import assumption_A, assumption_B, gmm_feasible
 from checks.theorem2 import TOL, limits_of, lmm_aimed_starts, other_lmm_directions, step_size
 
 HORIZON = 64
@@ -52,10 +52,10 @@ claim = Claim(
     statement="n = 2, T = 2 (Assumption B trivially), ATT-SVM(opt) feasible, eta <= 1/L_p => GD from every "
               "initialisation converges in direction to the GMM",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A", assumption_A),
+        hyp.ASSUMPTION_A,
         Hypothesis("two_inputs_two_tokens", "n = 2 inputs of T = 2 tokens", two_inputs_two_tokens),
-        Hypothesis("assumption_B", "strictly optimal tokens (with T = 2 this is Assumption B)", assumption_B),
-        Hypothesis("gmm_feasible", "ATT-SVM with alpha = opt is feasible (exact KKT certificate)", gmm_feasible),
+        hyp.ASSUMPTION_B,
+        hyp.GMM_FEASIBLE,
         Hypothesis("step_size", "eta <= 1/L_p", step_size),
     ),
     conclusion=every_start_to_gmm,

@@ -25,10 +25,10 @@ imply the iterates never leave the cone and their correlation with p_mm tends to
 finite proxy checks those premises on samples and watches GD for a finite horizon."""
 
 import numpy as np
-import torch
 from hypothesis import strategies as st
 
 from attnsvm import dynamics, geometry, model
+from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.losses import LOSSES
 from attnsvm.smoothness import smoothness_constant
@@ -39,11 +39,6 @@ BANDS = (1.0, 2.0, 4.0, 8.0)
 TRUST = 1e-9
 PI_TOL = 0.05
 STEPS = 300
-
-
-def assumption_A(inst) -> bool:
-    """The loss is one of the library's Assumption-A losses with known constants (for L_p)."""
-    return inst.params.get("loss") in LOSSES and LOSSES[inst.params["loss"]].constants is not None
 
 
 def locally_optimal(inst) -> bool:
@@ -155,7 +150,7 @@ claim = Claim(
     statement="Assumption A, alpha locally optimal => exists mu, R_mu: GD (eta <= 1/L_p) from C_{mu,R_mu}(p_mm(alpha)) "
               "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm||",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
+        hyp.ASSUMPTION_A,
         Hypothesis("feasible", "ATT-SVM(alpha) is feasible (exact KKT certificate)", feasible),
         Hypothesis("locally_optimal", "alpha is locally optimal: every SVM-neighbour scores strictly lower (exact)",
                    locally_optimal),

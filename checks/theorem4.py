@@ -27,6 +27,7 @@ import torch
 from hypothesis import strategies as st
 
 from attnsvm import geometry, model, regpath
+from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.dynamics import Problem
 from attnsvm.losses import LOSSES
@@ -36,11 +37,6 @@ PLATEAU = 1e-3
 LAST = 3
 EXTEND = 2
 ITERS = 300
-
-
-def assumption_A(inst) -> bool:
-    """The loss is one of the library's Assumption-A losses (logistic, exponential, correlation)."""
-    return inst.params.get("loss") in LOSSES
 
 
 def distinct_scores(inst) -> bool:
@@ -213,7 +209,7 @@ claim = Claim(
     statement="distinct scores, keys in general position, q not an LMM direction => the path restricted to "
               "cone_mu(q) with ||p|| >= R0 does not converge to q (bounded, or lim p(R)/R != q)",
     hypotheses=(
-        Hypothesis("assumption_A", "the loss satisfies Assumption A (logistic, exponential or correlation)", assumption_A),
+        hyp.ASSUMPTION_A,
         Hypothesis("distinct_scores", "gamma_it != gamma_itau for t != tau (exact)", distinct_scores),
         Hypothesis("general_position", "keys in general position (Theorem 7), decided exactly", general_position),
         Hypothesis("q_not_lmm", "q is parallel to no LMM p_mm (exact, all selections)", q_not_lmm),

@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
 
 from attnsvm.data import Dataset, dataset_from_json, load_dataset, write_json_atomic
 from attnsvm.errors import DatasetError, UserError

@@ -1,7 +1,6 @@
 """Lemma 1 and Lemma 2 / 11: every verdict pinned (derivation, check, each necessity, both
 from the stored witness and from a fresh seeded search)."""
 
-import numpy as np
 import pytest
 import sympy as sp
 

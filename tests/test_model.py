@@ -8,9 +8,8 @@ import torch
 from hypothesis import given, strategies as st
 
 from attnsvm import dynamics, geometry, model
-from attnsvm.data import Dataset
 from attnsvm.gradients import linear_head_grad
-from attnsvm.heads import LinearHead, MLPHead
+from attnsvm.heads import MLPHead
 from attnsvm.losses import LOSSES, custom, get_loss
 from attnsvm.strategies import gaussian_dataset
 

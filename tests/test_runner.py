@@ -1,10 +1,9 @@
 """The runner: every registered result has its three parts; stored counterexamples to a claim
 as stated are replayed as `witness:` parts; internal errors are INCONCLUSIVE, never a pass."""
 
-import pytest
 
 from attnsvm import registry, runner
-from attnsvm.claims import Report, Verdict
+from attnsvm.claims import Verdict
 
 
 def test_every_registered_result_is_encoded():

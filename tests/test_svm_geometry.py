@@ -4,7 +4,6 @@ wrong solution is rejected; Definition 2 on the tightness instance of SPEC.md.""
 from fractions import Fraction
 
 import numpy as np
-import pytest
 from hypothesis import given, strategies as st
 
 from attnsvm import geometry, model, svm

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
-import torch
 
 from .. import dynamics, geometry, svm
 from ..data import Dataset, write_json_atomic
