@@ -178,17 +178,6 @@ def first_step_at_least(steps: Sequence[int], values, level: float) -> int | Non
     return None
 
 
-def loglog_slope(steps: Sequence[int], values, floor: float = 1e-14) -> float | None:
-    """Least-squares slope of log(value) against log(step) over the recorded steps >= 1 with
-    value > floor (an empirical rate: value ~ t^slope); None with fewer than 3 such points."""
-    s = np.asarray(steps, dtype=np.float64)
-    v = np.asarray(values, dtype=np.float64)
-    keep = (s >= 1) & (v > floor) & np.isfinite(v)
-    if keep.sum() < 3:
-        return None
-    return float(np.polyfit(np.log(s[keep]), np.log(v[keep]), 1)[0])
-
-
 def alignment_curves(datasets: Sequence[Dataset], tr, target, alpha) -> dict:
     """For a W-parameterised run `tr` on `datasets` (one per batch row): at every recorded step,
     gap = 1 - corr(W_t, target) and off_mass = mean_i (1 - s_{i,alpha_i}(W_t)) (log domain, exact

@@ -32,6 +32,7 @@ import torch
 from . import geometry, model
 from .data import Dataset
 from .dynamics import Problem, Trajectory, UpdateRule, intra_op_threads, run
+from .trends import loglog_slope
 
 
 @dataclass(frozen=True)
@@ -76,13 +77,6 @@ class Limit:
     reason: str = ""
 
 
-def _trend(steps: list[int], gaps: list[float]) -> float:
-    """Least-squares slope of log(1 - corr) against log t (negative: turning towards q)."""
-    x = np.log(np.asarray(steps, dtype=float))
-    y = np.log(np.maximum(np.asarray(gaps), 1e-300))
-    return float(np.polyfit(x, y, 1)[0])
-
-
 def _towards(problem: Problem, tr: Trajectory, b: int, q: np.ndarray, rows: list[int], tol: Tolerances) -> tuple[bool, dict]:
     P = tr.p[rows, b]                                                     # (3, d)
     batch = Problem(problem.K[b:b + 1].expand(len(rows), *problem.K.shape[1:]),
@@ -93,7 +87,7 @@ def _towards(problem: Problem, tr: Trajectory, b: int, q: np.ndarray, rows: list
     steps = [tr.steps[r] for r in rows]
     resid = [float(np.linalg.norm(P[k].cpu().numpy() - q * math.log(steps[k]))) for k in range(len(rows))]
     d = {"align_gap": align.tolist(), "corr_gap": corr_gap, "norm": norms.tolist(), "steps": steps,
-         "corr_gap_slope_vs_log_t": _trend(steps, corr_gap), "residual_growth_last_octave": resid[-1] - resid[-2]}
+         "corr_gap_slope_vs_log_t": loglog_slope(steps, corr_gap), "residual_growth_last_octave": resid[-1] - resid[-2]}
     ok = (align[-1] <= tol.align and bool(np.all(np.diff(norms) > 0))
           and (corr_gap[-1] <= corr_gap[-2] or corr_gap[-1] <= tol.floor))
     return ok, d

@@ -547,15 +547,6 @@ def joint_path(X, Y, K, radii: Sequence[tuple[float, float]], v_starts, p_starts
 
 # ---- measuring convergence along a path -----------------------------------------------------
 
-def loglog_slope(radii, gaps, floor: float = 1e-15) -> float:
-    """Least-squares slope of log(max(gap, floor)) against log(R): the empirical rate of a
-    proxy such as 1 - corr(p(R), q) ~ R^slope (nan with fewer than two points)."""
-    import numpy as np
-
-    r, g = np.log(np.asarray(radii, float)), np.log(np.maximum(np.asarray(gaps, float), floor))
-    return float(np.polyfit(r, g, 1)[0]) if len(r) >= 2 else float("nan")
-
-
 def settled(path: Path, index: int = 0, max_residual: float = 1e-3) -> list[bool]:
     """Per radius: the solve converged, or stopped at float64's resolution with a residual
     (sine of the angle between -grad L and the normal cone) at most `max_residual`."""

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from attnsvm import cross, model
 from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.trends import loglog_slope
 from checks.rates_global import HYPOTHESES, gmm, instance_strategy, race
 
 LEVEL = 0.99
@@ -32,8 +33,8 @@ def speedup(inst, budget) -> Outcome:
         t[name] = cross.first_step_at_least(tr.steps, 1 - c["gap"][:, b], LEVEL)
         detail[name] = {"iterations": t[name], "final_gap": float(c["gap"][-1, b]),
                         "final_off_mass": float(c["off_mass"][-1, b]),
-                        "rate_gap_loglog": cross.loglog_slope(tr.steps, c["gap"][:, b]),
-                        "rate_off_mass_loglog": cross.loglog_slope(tr.steps, c["off_mass"][:, b], floor=1e-300)}
+                        "rate_gap_loglog": loglog_slope(tr.steps, c["gap"][:, b], floor=1e-14, min_points=3),
+                        "rate_off_mass_loglog": loglog_slope(tr.steps, c["off_mass"][:, b], floor=1e-300, min_points=3)}
     for name in NAMES:
         detail[f"{name}_iterations"] = t[name]
         detail[f"{name}_rate_gap_loglog"] = detail[name]["rate_gap_loglog"]

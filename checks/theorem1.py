@@ -27,7 +27,13 @@ from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import Problem
 from attnsvm.losses import LOSSES
-from attnsvm.strategies import gaussian_datasets, instances, keyed_dataset, keyed_datasets
+from attnsvm.strategies import (
+    gaussian_datasets,
+    instances,
+    keyed_dataset,
+    keyed_datasets,
+)
+from attnsvm.trends import loglog_slope
 
 GAP_TOL = 1e-2
 PLATEAU = 1e-3
@@ -75,7 +81,7 @@ def _decide(ds, P, q, multipliers) -> Outcome:
               "status": [s[0] for s in path.status], "residual": path.residual[:, 0].tolist(),
               "local_solutions_found": path.found[:, 0].tolist(),
               "final_direction": (path.p[-1, 0] / path.p[-1, 0].norm()).tolist(),
-              "loglog_slope_last": regpath.loglog_slope(multipliers[tail], gaps[tail])}
+              "loglog_slope_last": loglog_slope(multipliers[tail], gaps[tail])}
     if not all(ok[tail]):
         bad = [float(m) for m, o in zip(multipliers[tail], ok[tail]) if not o]
         return Outcome(None, detail=detail, reason=f"path solve did not settle at R/||p_mm|| = {bad}")

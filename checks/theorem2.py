@@ -30,7 +30,6 @@ from attnsvm.smoothness import smoothness_constant
 from attnsvm.strategies import keyed_datasets
 from attnsvm.svm import att_svm
 
-
 GD_STEPS = 512
 NGD_STEPS = 128
 NGD_ETA = 0.25
@@ -72,7 +71,7 @@ def _worst(lims: list[limits.Limit], gd: bool) -> dict:
     if not d:
         return {}
     out = {"worst_align_gap": max(x["align_gap"][-1] for x in d), "worst_corr_gap": max(x["corr_gap"][-1] for x in d),
-           "worst_corr_gap_slope": max(x["corr_gap_slope_vs_log_t"] for x in d)}
+           "worst_corr_gap_slope": max((x["corr_gap_slope_vs_log_t"] for x in d if x["corr_gap_slope_vs_log_t"] is not None), default=None)}
     if gd:
         out["worst_residual_growth"] = max(x["residual_growth_last_octave"] for x in d)
     return out

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 from attnsvm import certificates, model, regpath, svm
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.data import Dataset
+from attnsvm.trends import loglog_slope
 
 GAP_TOL = 1e-2
 PLATEAU = 1e-3
@@ -195,7 +196,7 @@ def _decide(path, rho, v_mm, p_target, alpha, ds) -> Outcome:
               "gap_v": gv, "gap_p": gp, "status": [s[0] for s in path.status], "residual": path.residual[:, 0].tolist(),
               "selected_at_largest": selected, "final_v": (path.x[0][-1, 0] / path.x[0][-1, 0].norm()).tolist(),
               "final_p": (p_last / p_last.norm()).tolist(),
-              "loglog_slope_v": regpath.loglog_slope(rho[tail], gv[tail]), "loglog_slope_p": regpath.loglog_slope(rho[tail], gp[tail])}
+              "loglog_slope_v": loglog_slope(rho[tail], gv[tail]), "loglog_slope_p": loglog_slope(rho[tail], gp[tail])}
     if not all(ok[tail]):
         return Outcome(None, detail=detail, reason="joint path solve did not settle on the last radii")
     tails = [g[tail] for g in (gv, gp)]

@@ -4,7 +4,8 @@ tfsvm-* and rates-*."""
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from attnsvm import cross, dynamics, model
 from attnsvm.strategies import gaussian_dataset
@@ -168,6 +169,7 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 
 # ---- the measurement helpers ------------------------------------------------------------------
 
+from attnsvm.trends import loglog_slope  # noqa: E402
 from checks.tfsvm_frobenius import judge, limit_estimate  # noqa: E402
 
 
@@ -198,7 +200,7 @@ def test_judge_separates_plateau_from_convergence():
 def test_rates_helpers():
     steps = [0, 1, 2, 4, 8, 16, 32]
     vals = [1.0] + [3.0 * s ** -2.0 for s in steps[1:]]
-    assert cross.loglog_slope(steps, vals) == pytest.approx(-2.0)
+    assert loglog_slope(steps, vals) == pytest.approx(-2.0)
     assert cross.first_step_at_least(steps, [0.1, 0.5, 0.9, 0.995, 0.999, 1, 1], 0.99) == 4
     assert cross.first_step_at_least(steps, [0.1] * 7, 0.99) is None
 
@@ -296,7 +298,6 @@ def test_mlp_head_selects_two_tokens_and_generalized_svm_predicts():
     """A pinned instance: the MLP head's attention keeps two tokens of input 1 (about 0.35 / 0.65)
     and the generalized SVM predicts the direction (1 - corr < 0.01) and the composition."""
     from attnsvm.claims import Instance
-
     from checks.tfsvm_mlp import generalized_svm_predicts
 
     inst = Instance(gaussian_dataset(2, 2, 3, 3), {"head_seed": 2, "width": 6, "eta": 0.1, "steps": 1000})

@@ -16,6 +16,7 @@ from .. import cross, dynamics, model
 from ..claims import get_budget
 from ..data import Dataset
 from ..svm import w_svm
+from ..trends import loglog_slope
 
 RULES = (("GD (eta = 1/L_p)", "tab:blue"), ("NGD (eta = 0.5)", "tab:orange"), ("Polyak (f* = L_inf)", "tab:green"))
 LEVEL = 0.99
@@ -71,7 +72,7 @@ def plot(out: Path, seed: int = 0, budget: str = "quick", instances: int = 3) ->
             ax_m.loglog(t, np.clip(c["off_mass"][1:, b], 1e-300, None), **kw)
             name = label.split()[0].lower()
             row[name] = {"iterations_to_corr_0.99": cross.first_step_at_least(tr.steps, 1 - c["gap"][:, b], LEVEL),
-                         "rate_gap_loglog": cross.loglog_slope(tr.steps, c["gap"][:, b]),
+                         "rate_gap_loglog": loglog_slope(tr.steps, c["gap"][:, b], floor=1e-14, min_points=3),
                          "final_off_mass": float(c["off_mass"][-1, b])}
         summary.append(row)
     ax_c.axhline(1 - LEVEL, color="gray", ls=":", lw=0.8)
