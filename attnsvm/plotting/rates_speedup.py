@@ -6,8 +6,6 @@ on log scales."""
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +15,7 @@ from ..claims import get_budget
 from ..data import Dataset
 from ..svm import w_svm
 from ..trends import loglog_slope
+from .common import save_png
 
 RULES = (("GD (eta = 1/L_p)", "tab:blue"), ("NGD (eta = 0.5)", "tab:orange"), ("Polyak (f* = L_inf)", "tab:green"))
 LEVEL = 0.99
@@ -30,18 +29,6 @@ def assumption_b_dataset(seed: int, T: int = 4, d: int = 3, gap: float = 1.0) ->
     X[0, :, 0] = 0.0
     X[0, int(rng.integers(T)), 0] = gap
     return Dataset.from_arrays(X, [1], np.eye(d)[0], name=f"assumption-B-seed{seed}")
-
-
-def _save(fig, out: Path) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".png", dir=out.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=110)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def plot(out: Path, seed: int = 0, budget: str = "quick", instances: int = 3) -> dict:
@@ -82,7 +69,7 @@ def plot(out: Path, seed: int = 0, budget: str = "quick", instances: int = 3) ->
     ax_c.legend(fontsize=8)
     fig.suptitle(f"n = 1, Assumption B, {len(summary)} seeded instances (seed {seed}), {steps} steps", fontsize=9)
     fig.tight_layout()
-    _save(fig, out)
+    save_png(fig, out)
     plt.close(fig)
     iters = {r: [row[r]["iterations_to_corr_0.99"] for row in summary] for r in ("gd", "ngd", "polyak")}
     return {"instances": summary, "iterations_to_corr_0.99": iters,

@@ -200,6 +200,8 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..plotting.common import save_png
+
     rows = summary["per_d"]
     ds = [r["d"] for r in rows]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
@@ -230,7 +232,7 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
     ax2.set_title("(b) score gaps, all d (bin width 0.05)")
     ax2.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    save_png(fig, path, dpi=120)
     plt.close(fig)
 
 

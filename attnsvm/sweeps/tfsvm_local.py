@@ -143,6 +143,8 @@ def plot(summary: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..plotting.common import save_png
+
     steps = np.array(summary["steps"][1:])
     fig, ax = plt.subplots(figsize=(6, 4))
     for key, color, style, lab in (("W:corr_fro", "tab:blue", "-", "W vs W_mm"),
@@ -157,7 +159,7 @@ def plot(summary: dict, path: Path) -> None:
     ax.set_title(f"local convergence: n={s['n']}, T={s['T']}, d={s['d']}, {s['runs']} runs")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
 
 

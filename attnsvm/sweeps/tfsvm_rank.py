@@ -110,6 +110,8 @@ def plot(summary: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from ..plotting.common import save_png
+
     s = summary["settings"]
     fig, axes = plt.subplots(1, len(s["ns"]), figsize=(4.2 * len(s["ns"]), 3.8), squeeze=False)
     for ax, n in zip(axes[0], s["ns"]):
@@ -125,7 +127,7 @@ def plot(summary: dict, path: Path) -> None:
         ax.set_ylabel("mean rank")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    save_png(fig, path, dpi=110)
     plt.close(fig)
 
 
