@@ -14,7 +14,7 @@ from .smoothness import smoothness_constant
 
 def analyze_dataset(ds: Dataset, limit: int = 4096) -> dict:
     """Scores, optimal tokens, GMM, and every LMM (Definition 2) with neighbours and certificates."""
-    sels = [geometry.select(ds, a) for a in geometry.candidate_alphas(ds, limit)]
+    sels = list(geometry.selections(ds, limit))
     lmms = [s.to_json() for s in sels if s.locally_optimal]
     exhaustive = geometry.exhaustive(ds, limit)
     return {

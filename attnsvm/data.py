@@ -171,6 +171,14 @@ class Dataset:
         return cls(X=floats["X"], Y=floats["Y"], v=floats["v"], W=floats["W"],
                    u=floats.get("u"), z=floats.get("z"), name=name, exact=exact)
 
+    def memo(self, key: str, compute):
+        """A value derived from this (immutable) dataset, computed once: exact keys and
+        scores are reused by every SVM solve and certificate on the same data."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
     def with_(self, name: str | None = None, **changes) -> "Dataset":
         """A validated copy with some fields replaced (arrays or nested lists)."""
         raw = {k: self.exact.get(k) for k in FIELDS}

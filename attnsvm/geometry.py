@@ -16,7 +16,7 @@ import numpy as np
 from . import model
 from .certificates import Certificate, certify
 from .data import Dataset
-from .svm import SVMResult, att_svm
+from .svm import SVMResult, att_svm, att_svm_keys
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,11 +57,16 @@ class Selection:
                 "locally_optimal": self.locally_optimal, "is_gmm": self.is_gmm, "certified": self.certified}
 
 
-def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog") -> Selection:
-    """Solve (ATT-SVM) for alpha, certify it, and classify alpha (Definition 2)."""
+def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog", exact: bool = True) -> Selection:
+    """Solve (ATT-SVM) for alpha, certify it (unless exact=False: numeric answer only, from
+    float rows, with certified=False), and classify alpha (Definition 2)."""
     alpha = tuple(int(a) for a in alpha)
-    res = att_svm(ds, alpha, solver)
-    cert = certify(res)
+    if exact:
+        res = att_svm(ds, alpha, solver)
+        cert = certify(res)
+    else:
+        res = att_svm_keys(model.keys(ds), alpha, solver)
+        cert = Certificate("none", False, "not requested")
     gam = model.exact_scores(ds)
     opt = model.optimal_tokens(ds)
     is_opt = model.strict_optimality(ds) and tuple(opt) == alpha
@@ -107,9 +112,22 @@ def candidate_alphas(ds: Dataset, limit: int = 4096, rng: np.random.Generator | 
             yield a
 
 
+BORDERLINE = 1e-9   # numeric score gaps above -BORDERLINE are re-decided exactly
+
+
+def selections(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> Iterator[Selection]:
+    """Every candidate alpha (exhaustive when T^n <= limit, else sampled), classified numerically;
+    the ones that may be locally optimal (feasible, score gap > -BORDERLINE) are re-decided by
+    exact certificates, so every LMM reported is certified whenever its certificate verifies.
+    (A selection the QP solver calls infeasible is not re-examined.)"""
+    for a in candidate_alphas(ds, limit, rng):
+        s = select(ds, a, exact=False)
+        yield select(ds, a) if s.feasible and s.score_gap > -BORDERLINE else s
+
+
 def lmms(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> list[Selection]:
     """All locally optimal selections (exhaustive when T^n <= limit, else sampled)."""
-    return [s for a in candidate_alphas(ds, limit, rng) if (s := select(ds, a)).locally_optimal]
+    return [s for s in selections(ds, limit, rng) if s.locally_optimal]
 
 
 def exhaustive(ds: Dataset, limit: int = 4096) -> bool:

@@ -41,15 +41,15 @@ def optimal_tokens(ds: Dataset) -> np.ndarray:
 
 
 def exact_scores(ds: Dataset) -> np.ndarray:
-    """Scores in exact rational arithmetic (object array of Fractions)."""
+    """Scores in exact rational arithmetic (object array of Fractions; computed once per dataset)."""
     X, Y, v = ds.exact["X"], ds.exact["Y"], ds.exact["v"]
-    return np.array([[Y[i] * sum(X[i, k, j] * v[j] for j in range(ds.d)) for k in range(ds.T)]
-                     for i in range(ds.n)], dtype=object)
+    return ds.memo("exact_scores", lambda: np.array(
+        [[Y[i] * sum(X[i, k, j] * v[j] for j in range(ds.d)) for k in range(ds.T)] for i in range(ds.n)], dtype=object))
 
 
 def exact_keys(ds: Dataset) -> np.ndarray:
-    """K_i = X_i W in exact rational arithmetic, shape (n, T, d), object dtype."""
-    return np.array(ds.exact["X"].dot(ds.exact["W"]), dtype=object)
+    """K_i = X_i W in exact rational arithmetic, shape (n, T, d), object dtype (computed once)."""
+    return ds.memo("exact_keys", lambda: np.array(ds.exact["X"].dot(ds.exact["W"]), dtype=object))
 
 
 def strict_optimality(ds: Dataset) -> bool:

@@ -87,3 +87,10 @@ def test_w_svm_nuclear_and_frobenius_on_self_attention():
     assert fro.ok and nuc.ok and fro.solution.shape == (4, 4)
     assert np.linalg.norm(nuc.solution, "nuc") <= np.linalg.norm(fro.solution, "nuc") + 1e-6
     assert np.linalg.norm(fro.solution) <= np.linalg.norm(nuc.solution) + 1e-6
+
+
+@given(integer_datasets(n=st.integers(1, 3), T=st.integers(2, 3), d=st.integers(1, 3), W="integer"))
+def test_numeric_screening_finds_the_same_lmms_as_exact_classification(ds):
+    exact = {a for a in geometry.candidate_alphas(ds) if geometry.select(ds, a).locally_optimal}
+    screened = geometry.lmms(ds)
+    assert {s.alpha for s in screened} == exact and all(s.certified for s in screened)
