@@ -20,9 +20,10 @@ def test_quadprog_agrees_with_cvxpy(seed, n, T, d):
     alpha = np.random.default_rng(seed).integers(0, T, n)
     fast, ref = svm.att_svm(ds, alpha), svm.att_svm(ds, alpha, solver="cvxpy")
     assert fast.status == ref.status
-    if fast.ok:
-        assert np.allclose(fast.x, ref.x, atol=1e-6 * max(1, np.abs(ref.x).max()))
+    if fast.ok:   # cvxpy (Clarabel) is accurate to ~1e-5; the exact certificate decides
+        assert np.allclose(fast.x, ref.x, atol=1e-4 * max(1, np.abs(ref.x).max()))
         assert certify(fast).verified
+        assert np.linalg.norm(fast.x) <= np.linalg.norm(ref.x) * (1 + 1e-9) or min(ref.problem.A @ ref.x) < 1
     else:
         assert certify(fast).verified and certify(fast).kind == "farkas"
 
