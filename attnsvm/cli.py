@@ -175,7 +175,7 @@ def _search_strategy(target: str, drop: list[str]):
 
 
 @app.command()
-def replay(witness: Path = typer.Argument(..., help="a witness JSON file")):
+def replay(witness: Path = typer.Argument(..., help="a witness JSON file"), json_file: Optional[Path] = JsonOpt):
     """Re-verify a stored witness: it must meet the kept hypotheses and refute the conclusion."""
     w = read_json(witness)
     if not isinstance(w, dict) or w.get("format") != C.WITNESS_FORMAT or "instance" not in w:
@@ -191,6 +191,8 @@ def replay(witness: Path = typer.Argument(..., help="a witness JSON file")):
             raise
         raise UserError(f"{witness}: malformed witness ({e.__class__.__name__}: {e})") from None
     print_table([rep], out)
+    if json_file:
+        write_json_atomic(json_file, rep.to_json())
     raise typer.Exit(0 if str(rep.verdict) == "REFUTED" else 1)
 
 

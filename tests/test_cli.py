@@ -98,8 +98,9 @@ def test_user_claim_file_counterexample_and_replay(monkeypatch, capsys, tmp_path
     code, out, _ = run(monkeypatch, capsys, "counterexample", "examples/my_claims.py:unique_lmm", "--budget", "quick",
                        "--out", w)
     assert code == 0 and w.exists()
-    code, out, _ = run(monkeypatch, capsys, "replay", w)
+    code, out, _ = run(monkeypatch, capsys, "replay", w, "--json", tmp_path / "r.json")
     assert code == 0 and "REFUTED" in out
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
 
 
 def test_user_claim_file_with_wrong_expectation_exits_1(monkeypatch, capsys, tmp_path):
