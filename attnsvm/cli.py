@@ -190,6 +190,7 @@ def replay(witness: Path = typer.Argument(..., help="a witness JSON file"), json
         if isinstance(e, UserError):
             raise
         raise UserError(f"{witness}: malformed witness ({e.__class__.__name__}: {e})") from None
+    rep.evidence["witness_file"] = str(witness)
     print_table([rep], out)
     if json_file:
         write_json_atomic(json_file, rep.to_json())
