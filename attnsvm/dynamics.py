@@ -10,16 +10,18 @@ Runs on CUDA when present, else CPU, in float64.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from functools import cached_property, partial
+from typing import Any, ClassVar, Protocol, Sequence
 
 import numpy as np
 import torch
 
 from . import model
 from .data import Dataset
-from .gradients import Grad, linear_head_grad
+from .gradients import STATS, Grad, Keys, linear_head_grad
 from .losses import Loss, get_loss
 
 
@@ -56,11 +58,21 @@ class Problem:
         device = device or default_device()
         return cls(model.t(K, device), model.t(gamma, device), get_loss(loss))
 
-    def grad(self, p: torch.Tensor) -> Grad:
-        return linear_head_grad(self.K, self.gamma, p, self.loss)
+    @cached_property
+    def keys(self) -> Keys:
+        """K laid out for the gradient's mat-vecs, built on first use."""
+        return Keys.of(self.K)
+
+    def grad(self, p: torch.Tensor, stats: bool = True) -> Grad:
+        return linear_head_grad(self.keys, self.gamma, p, self.loss, stats)
 
 
 class UpdateRule(Protocol):
+    """`needs`: the statistics of `Grad` (gradients.STATS) that `update` reads; `run` computes
+    them on every step only for rules that need them (a rule without `needs` gets all)."""
+
+    needs: frozenset[str]
+
     def init(self, p: torch.Tensor) -> Any: ...
     def update(self, g: Grad, state: Any, p: torch.Tensor) -> tuple[torch.Tensor, Any]: ...
 
@@ -85,8 +97,16 @@ class Identity:
         return g
 
 
-def _per_instance(x, like: torch.Tensor) -> torch.Tensor:
+def _per_instance(x, like: torch.Tensor) -> float | torch.Tensor:
+    """x for each instance of the batch `like` (B, ...): a number stays a float, else a (B,) tensor."""
+    if isinstance(x, (int, float)):
+        return float(x)
     return torch.as_tensor(x, dtype=like.dtype, device=like.device).expand(like.shape[0])
+
+
+def _rows(x: float | torch.Tensor) -> float | torch.Tensor:
+    """A per-instance factor (float or (B,)) that scales the rows of a (B, D) array."""
+    return x if isinstance(x, float) else x[:, None]
 
 
 @dataclass(frozen=True)
@@ -94,13 +114,13 @@ class GD:
     """p <- p - eta grad L(p). `eta` is a float or one value per instance (e.g. 1/L_p, Lemma 6)."""
 
     eta: float | Sequence[float] | torch.Tensor
+    needs: ClassVar[frozenset] = frozenset()
 
     def init(self, p):
         return None
 
     def update(self, g: Grad, state, p):
-        eta = _per_instance(self.eta, p)
-        return -(eta * torch.exp(g.log_norm))[:, None] * g.direction, state
+        return g.direction * _rows(-_per_instance(self.eta, p) * torch.exp(g.log_norm)), state
 
 
 @dataclass(frozen=True)
@@ -108,12 +128,13 @@ class NormalizedGD:
     """p <- p - eta grad L(p) / ||grad L(p)|| (SPEC.md C)."""
 
     eta: float | Sequence[float] | torch.Tensor
+    needs: ClassVar[frozenset] = frozenset()
 
     def init(self, p):
         return None
 
     def update(self, g: Grad, state, p):
-        return -_per_instance(self.eta, p)[:, None] * g.direction, state
+        return g.direction * _rows(-_per_instance(self.eta, p)), state
 
 
 @dataclass(frozen=True)
@@ -126,6 +147,7 @@ class Polyak:
 
     f_star: float | Sequence[float] | torch.Tensor | str = 0.0
     max_step: float = 1e6
+    needs: ClassVar[frozenset] = frozenset({"value", "log_excess"})
 
     def init(self, p):
         return None
@@ -147,6 +169,10 @@ class PerInstance:
     on copies of one problem, in one batched run."""
 
     rules: tuple
+
+    @property
+    def needs(self) -> frozenset:
+        return frozenset().union(*(getattr(r, "needs", STATS) for r in self.rules))
 
     def init(self, p):
         if len(self.rules) != p.shape[0]:
@@ -170,7 +196,8 @@ class Trajectory:
     p (R,B,d), value (R,B), log_grad_norm (R,B), log_unsat (R,B,n); `final` is p at the end;
     `status[b]` is 'ok'; 'stalled' (p stopped moving because the gradient fell below float64's
     range: fixed-step GD at deep saturation); 'stationary' (p stopped moving at a gradient
-    above that range: a finite stationary point to float precision); or 'non-finite'.
+    above that range: a finite stationary point to float precision, e.g. a gradient below the
+    rounding bound of its evaluation, `gradients.Keys.bound`); or 'non-finite'.
     With a non-identity parameterisation, p is the problem's p (e.g. vec(K Q^T)),
     log_grad_norm is the gradient norm in theta, and `theta` holds the final theta."""
 
@@ -227,6 +254,14 @@ def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = 
         return _run(problem, rule, p0, steps, every, param)
 
 
+def _light_grad(problem: Problem, rule: UpdateRule):
+    """The gradient for steps that are not recorded: without the statistics (gradients.STATS)
+    when the rule does not read them and the problem can skip them (`grad(p, stats=False)`)."""
+    if getattr(rule, "needs", STATS) or "stats" not in inspect.signature(problem.grad).parameters:
+        return problem.grad
+    return partial(problem.grad, stats=False)
+
+
 def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, param: Parameterisation) -> Trajectory:
     theta = model.t(p0, problem.K.device)
     theta = theta[None].expand(problem.batch, -1).clone() if theta.dim() == 1 else theta.clone()
@@ -234,11 +269,12 @@ def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, 
     rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
     state = rule.init(theta)
     stalled = torch.zeros(problem.batch, dtype=torch.bool, device=theta.device)
-    stationary = torch.zeros_like(stalled)
+    stopped = torch.zeros_like(stalled)
     keep_set, g = set(keep), None
+    light = _light_grad(problem, rule)
     for k in range(steps + 1):
         p = param.to_p(theta)
-        g = param.pullback(problem.grad(p), theta)
+        g = param.pullback(problem.grad(p) if k in keep_set else light(p), theta)
         if k in keep_set:
             rows["p"].append(p.clone())
             rows["value"].append(g.value)
@@ -250,10 +286,10 @@ def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, 
         new = theta + delta
         frozen = (new == theta).all(-1)
         stalled |= frozen & (g.log_norm < UNDERFLOW)          # gradient below float64 range
-        stationary |= frozen & (g.log_norm >= UNDERFLOW)      # step below resolution of p
+        stopped |= frozen                                     # else: step below resolution of p
         theta = new
     finite = torch.isfinite(theta).all(-1)
     status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
-              for f, s, st in zip(finite.tolist(), stalled.tolist(), stationary.tolist())]
+              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
     return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
                       torch.stack(rows["log_unsat"]), g.selected, p, status, theta)

@@ -51,7 +51,7 @@ def train(X, Y, v, p0, steps: int, lr: float, loss: str, gradient: str) -> np.nd
                 break
             model.p.grad = g / norm
         else:
-            model.p.grad = problem.grad(model.p.detach()[None]).direction[0].clone()
+            model.p.grad = problem.grad(model.p.detach()[None], stats=False).direction[0].clone()
         opt.step()
     return model.p.detach().numpy().copy()
 
