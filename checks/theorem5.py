@@ -266,14 +266,17 @@ def _instances(dropped):
     return joint_instances(st.one_of(st.just(figure3()), figure3_like(), random_joint()))
 
 
+LOGISTIC_LOSS = Hypothesis("logistic_loss", "the loss is logistic (Section 3)", logistic_loss)
+JOINTLY_SEPARABLE = Hypothesis("jointly_separable", "ATT-SVM(alpha) and the label SVM on x_{i,alpha_i} are feasible (exact)",
+                               jointly_separable)
+
 claim = Claim(
     name="theorem5",
     statement="logistic loss, ATT-SVM(alpha) and the label SVM feasible, Assumption C => (v, p)(r, R) converges in "
               "direction to (v_mm, p_mm(alpha)) as r = R -> oo",
     hypotheses=(
-        Hypothesis("logistic_loss", "the loss is logistic (Section 3)", logistic_loss),
-        Hypothesis("jointly_separable", "ATT-SVM(alpha) and the label SVM on x_{i,alpha_i} are feasible (exact)",
-                   jointly_separable),
+        LOGISTIC_LOSS,
+        JOINTLY_SEPARABLE,
         Hypothesis("assumption_C", "C1: alpha uniquely maximises the label margin over pure selections; C2: every input "
                    "is a support vector with a positive multiplier and alpha strictly out-scores under v_mm (exact)",
                    assumption_C),

@@ -20,11 +20,26 @@ import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm import certificates, svm
-from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.claims import Instance
-from checks.theorem5 import (EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, alpha_of, best_selection, figure3, figure3_like,
-                             joint_gaps, jointly_separable, label_result, logistic_loss, mixing_shrinks, random_joint,
-                             support_set, vertex_optimal)
+from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from checks.theorem5 import (
+    EXTEND,
+    GAP_TOL,
+    ITERS,
+    JOINTLY_SEPARABLE,
+    LAST,
+    LOGISTIC_LOSS,
+    PLATEAU,
+    alpha_of,
+    best_selection,
+    figure3,
+    figure3_like,
+    joint_gaps,
+    label_result,
+    mixing_shrinks,
+    random_joint,
+    support_set,
+    vertex_optimal,
+)
 
 
 def assumption_C_support(inst) -> bool:
@@ -82,6 +97,7 @@ def shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
     min_{i,t} [(k_{i,alpha_i} - k_it)^T u + kappa (m_i - 1)/||v_mm||] (an SOCP, cvxpy); equals
     p_relax's direction when kappa > kappa*."""
     import cvxpy as cp
+
     from attnsvm import model
 
     v = label_result_all(ds, alpha)[0].x
@@ -147,9 +163,8 @@ claim = Claim(
     statement="logistic loss, ATT-SVM(alpha) and label SVM feasible, the path selects alpha, Assumption C over the "
               "support set S => v -> v_mm and p -> p_relax (problem (10)) in direction as r = R -> oo",
     hypotheses=(
-        Hypothesis("logistic_loss", "the loss is logistic (Section 3)", logistic_loss),
-        Hypothesis("jointly_separable", "ATT-SVM(alpha) and the label SVM on x_{i,alpha_i} are feasible (exact)",
-                   jointly_separable),
+        LOGISTIC_LOSS,
+        JOINTLY_SEPARABLE,
         Hypothesis("assumption_C_support", "Assumption C (C1 + C2 of theorem5) over the support set S (exact)",
                    assumption_C_support),
         Hypothesis("r_dominates_R", "the path's ray r = kappa R has kappa > kappa* (exact), the finite-rate form of "
