@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 from typing import Sequence
 
@@ -33,7 +32,7 @@ import numpy as np
 
 from .. import dynamics, geometry, svm
 from ..data import Dataset, write_json_atomic
-from .shards import Shard, open_store, run_shards
+from .shards import Shard, run_sweep
 from .stats import trend_check, upper_bound_check, wilson
 
 NEAR_ACTIVE = 1e-6
@@ -240,9 +239,7 @@ def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, li
     """Run (or resume) the sweep into `out`: shards/, fig9.json (summary and checks),
     fig9_runs.json (one record per trial), fig9.png."""
     out = Path(out)
-    store = open_store(out, s.to_json(), "fig9")
-    results = run_shards(partial(run_shard, s.to_json()), s.shards(), store, executor, on_done)
-    records = [r for res in results for r in res["records"]]
+    results, records = run_sweep("fig9", s, run_shard, out, executor, on_done)
     summary = summarize(s, records)
     write_json_atomic(out / "fig9.json", summary)
     write_json_atomic(out / "fig9_runs.json", records)

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
@@ -171,3 +172,13 @@ def _completed(futures: Iterable) -> Iterable:
     if all(isinstance(f, cf.Future) for f in futures):
         return cf.as_completed(futures)
     return futures          # other frameworks' futures: in submission order, via .result()
+
+
+def run_sweep(name: str, settings, run_shard: Callable, out: str | os.PathLike, executor: Executor | None = None,
+              on_done: Callable[[Shard, bool], None] | None = None) -> tuple[list[dict], list[dict]]:
+    """Open (or resume) `out` for sweep `name` with `settings` (to_json(), shards()), run
+    `run_shard(settings_json, shard)` on every shard, and return (shard results, their records
+    concatenated in shard order)."""
+    store = open_store(out, settings.to_json(), name)
+    results = run_shards(partial(run_shard, settings.to_json()), settings.shards(), store, executor, on_done)
+    return results, [r for res in results for r in res["records"]]

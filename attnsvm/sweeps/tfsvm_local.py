@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +21,7 @@ import torch
 
 from .. import cross, dynamics, geometry, svm
 from ..data import write_json_atomic
-from .shards import Shard, open_store, run_shards
+from .shards import Shard, run_sweep
 
 
 @dataclass(frozen=True)
@@ -165,9 +164,7 @@ def plot(summary: dict, path: Path) -> None:
 
 def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, list[dict]]:
     out = Path(out)
-    store = open_store(out, s.to_json(), "tfsvm-local")
-    results = run_shards(partial(run_shard, s.to_json()), s.shards(), store, executor, on_done)
-    records = [r for res in results for r in res["records"]]
+    results, records = run_sweep("tfsvm-local", s, run_shard, out, executor, on_done)
     summary = summarize(s, results[0]["steps"], records)
     write_json_atomic(out / "tfsvm_local.json", {**summary, "records": records})
     plot(summary, out / "tfsvm_local.png")

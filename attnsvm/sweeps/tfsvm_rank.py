@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import asdict, dataclass
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 
 from .. import svm
 from ..data import write_json_atomic
-from .shards import Shard, open_store, run_shards
+from .shards import Shard, run_sweep
 
 
 @dataclass(frozen=True)
@@ -134,9 +133,7 @@ def plot(summary: dict, path: Path) -> None:
 def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, list[dict]]:
     """Run (or resume) into `out`: shards/, tfsvm_rank.json, tfsvm_rank.png."""
     out = Path(out)
-    store = open_store(out, s.to_json(), "tfsvm-rank")
-    results = run_shards(partial(run_shard, s.to_json()), s.shards(), store, executor, on_done)
-    records = [r for res in results for r in res["records"]]
+    results, records = run_sweep("tfsvm-rank", s, run_shard, out, executor, on_done)
     summary = summarize(s, records)
     write_json_atomic(out / "tfsvm_rank.json", {**summary, "records": records})
     plot(summary, out / "tfsvm_rank.png")
