@@ -21,6 +21,7 @@ import torch
 
 from . import model
 from .data import Dataset
+from .fused import FusedGrad
 from .gradients import STATS, Grad, Keys, linear_head_grad
 from .losses import Loss, get_loss
 
@@ -31,11 +32,14 @@ def default_device() -> torch.device:
 
 @dataclass(frozen=True)
 class Problem:
-    """B instances of the linear-head risk L(p) = mean_i loss(<S(K_i p), gamma_i>)."""
+    """B instances of the linear-head risk L(p) = mean_i loss(<S(K_i p), gamma_i>).
+    `fused_kernel`: take unrecorded steps' gradients on the fused kernel where it runs
+    (attnsvm.fused); False keeps every gradient on the eager torch path."""
 
     K: torch.Tensor
     gamma: torch.Tensor
     loss: Loss
+    fused_kernel: bool = True
 
     @property
     def batch(self) -> int:
@@ -63,7 +67,14 @@ class Problem:
         """K laid out for the gradient's mat-vecs, built on first use."""
         return Keys.of(self.K)
 
+    @cached_property
+    def fused(self) -> FusedGrad | None:
+        """The fused kernel of the gradient without statistics, where it runs (attnsvm.fused)."""
+        return FusedGrad.of(self.K, self.gamma, self.loss) if self.fused_kernel else None
+
     def grad(self, p: torch.Tensor, stats: bool = True) -> Grad:
+        if not stats and self.fused is not None:
+            return self.fused(p)
         return linear_head_grad(self.keys, self.gamma, p, self.loss, stats)
 
 

@@ -29,6 +29,7 @@ import torch
 
 from .losses import Loss
 
+MAX_EXP = 700.0                                       # input weights e^(log_F - M) capped at e^700
 ROUNDING = 1e-12                                      # trust a gradient above this x its terms' scale
 STATS = frozenset({"value", "log_unsat", "log_excess"})   # the Grad fields `stats=False` leaves out
 
@@ -61,6 +62,12 @@ class Grad:
         return self.direction * torch.exp(self.log_norm)[:, None]
 
 
+def rounding_bound(K: torch.Tensor) -> torch.Tensor:
+    """ROUNDING * 2n max_{i,t} ||k_it|| (B,) for keys K (B,n,T,d): below it a computed gradient
+    is untrusted (`linear_head_grad`)."""
+    return K.norm(dim=-1).flatten(1).amax(-1) * (2 * K.shape[1] * ROUNDING)
+
+
 CHAIN_MAX_DIM = 8   # logits as d fused multiply-adds up to this d, else one batched gemm
 
 
@@ -76,8 +83,7 @@ class Keys:
     @classmethod
     def of(cls, K: torch.Tensor) -> "Keys":
         B, n, T, d = K.shape
-        bound = K.norm(dim=-1).flatten(1).amax(-1) * (2 * n * ROUNDING)
-        return cls(K.reshape(B, n * T, d).transpose(1, 2).contiguous(), bound)
+        return cls(K.reshape(B, n * T, d).transpose(1, 2).contiguous(), rounding_bound(K))
 
     def logits(self, p: torch.Tensor) -> torch.Tensor:
         """a_it = <k_it, p> (B, n*T) for p (B,d). On CPU a batched gemm of B (1 x d)(d x nT)
@@ -148,7 +154,8 @@ def linear_head_grad(K: torch.Tensor | Keys, gamma: torch.Tensor, p: torch.Tenso
     mass = _token_sums(torch.abs(uc, out=u))                              # sum_t |uc_t|
     log_F = torch.log(lp.abs().div_(S)).add_(z2)                          # log |loss'_i| s_{i,ru}
     M = torch.log(mass).add_(log_F).amax(-1)                              # (B,), -inf when every term is 0
-    fac = (log_F - torch.nan_to_num(M, nan=math.nan, neginf=0.0)[:, None]).exp_().copysign_(lp)
+    fac = (log_F - torch.nan_to_num(M, nan=math.nan, neginf=0.0)[:, None]).clamp_(max=MAX_EXP).exp_()
+    fac.copysign_(lp).mul_(mass > 0)                                      # 0 for inputs with no terms
     w = uc.mul_(fac[..., None])
     w.view(-1).index_add_(0, flat_ref, (fac * t1).view(-1), alpha=-1)     # w_ref = -sum_{t != ref} w_t
     scaled = keys.combine(w.view(B, n * T))

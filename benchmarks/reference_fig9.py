@@ -1,7 +1,8 @@
 """One-trial-at-a-time reference for the Figure-9 experiment, written the way the papers'
 notebooks are: one torch model, one optimizer loop (SGD on a normalized gradient), one cvxpy
-solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient
-(`attnsvm.gradients`, batch of one), so agreement with the batched sweep tests the batching;
+solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient on its
+eager torch path (`attnsvm.gradients`, batch of one), so agreement with the batched sweep, whose
+unrecorded steps run on the fused kernel (`attnsvm.fused`), tests the batching and the kernel;
 `gradient="autograd"` differentiates through softmax as the notebooks do.
 
 The class of a run is decided exactly (`geometry.select` on the cvxpy solution: exact KKT
@@ -9,6 +10,8 @@ certificate, exact scores), so the reference is slow but authoritative.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 import torch
@@ -40,7 +43,8 @@ def train(X, Y, v, p0, steps: int, lr: float, loss: str, gradient: str) -> np.nd
     model = PromptAttention(v, p0)
     opt = torch.optim.SGD([model.p], lr=lr)
     L = get_loss(loss)
-    problem = dynamics.Problem.from_arrays(X[None], fig9.scores(X, Y, v)[None], loss, device="cpu")
+    problem = dataclasses.replace(dynamics.Problem.from_arrays(X[None], fig9.scores(X, Y, v)[None], loss, device="cpu"),
+                                  fused_kernel=False)
     for _ in range(steps):
         opt.zero_grad()
         if gradient == "autograd":

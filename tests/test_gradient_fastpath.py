@@ -2,6 +2,7 @@
 batched mat-vecs (`Keys`), and the one-mat-vec form sum_t w'_t k_t (w'_ref = -sum w_t) with its
 rounding bound, against explicit differences and 60-digit references (near-duplicate keys)."""
 
+import dataclasses
 import math
 
 import mpmath
@@ -59,7 +60,7 @@ def mp_grad(K, gamma, p, digits=30):
 @given(seeds, losses, st.integers(1, 4))
 def test_without_statistics_the_same_direction_and_norm(seed, loss, B):
     ds = [gaussian_dataset(seed + b, 3, 4, 3) for b in range(B)]
-    prob = dynamics.Problem.from_datasets(ds, loss)
+    prob = dataclasses.replace(dynamics.Problem.from_datasets(ds, loss), fused_kernel=False)   # (test_fused_kernel)
     p = t(np.random.default_rng(seed).normal(size=(B, 3)) * 10 ** np.random.default_rng(seed).uniform(-1, 2.5))
     full, light = prob.grad(p), prob.grad(p, stats=False)
     assert all(getattr(light, f) is None for f in STATS) and all(getattr(full, f) is not None for f in STATS)
@@ -175,7 +176,7 @@ class Unannotated:
                                   dynamics.PerInstance((dynamics.GD(2.0), dynamics.NormalizedGD(0.3)))])
 def test_skipping_statistics_leaves_runs_unchanged(rule):
     ds = [gaussian_dataset(11, 3, 4, 3), gaussian_dataset(12, 3, 4, 3)]
-    prob = dynamics.Problem.from_datasets(ds)
+    prob = dataclasses.replace(dynamics.Problem.from_datasets(ds), fused_kernel=False)   # bit-exact: one path
     p0 = np.random.default_rng(0).normal(size=(2, 3))
     fast, full = dynamics.run(prob, rule, p0, 200), dynamics.run(prob, Unannotated(rule), p0, 200)
     assert torch.equal(fast.final, full.final) and fast.status == full.status

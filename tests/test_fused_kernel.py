@@ -1,0 +1,163 @@
+"""The fused C kernel of the light gradient (attnsvm.fused) against the eager torch path and a
+60-digit reference: same selected tokens, direction and log-norm, at any saturation, with score
+ties, inputs without terms, every library loss and a custom one; its fallbacks when it cannot
+run; and whole batched runs that take the same path either way."""
+
+import math
+import os
+import shutil
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, strategies as st
+
+from attnsvm import dynamics, fused
+from attnsvm.gradients import linear_head_grad
+from attnsvm.losses import LOSSES, custom, get_loss
+from test_gradient_fastpath import mp_grad
+
+COMPILER = shutil.which(os.environ.get("CC") or "cc") or shutil.which("gcc")
+pytestmark = pytest.mark.skipif(fused.library() is None and not COMPILER, reason=f"fused kernel {fused.status()}")
+
+
+def test_kernel_is_built_and_passes_its_self_check():
+    """Where a C compiler exists the kernel must be on: off would mean a failed build or a
+    failed self-check (`fused._self_check`), which the fallback would otherwise hide."""
+    assert fused.status().startswith("on ("), fused.status()
+
+TOL = 1e-9
+softplus_loss = custom(lambda u: torch.nn.functional.softplus(-u), "softplus-custom")
+
+
+def batch(seed, B, n, T, d, log10_scale, ties, dead, logits=None):
+    """Random keys, scores and p; `ties`: tokens 0 and 1 share their score; `dead`: input 0 of
+    every instance has equal scores and zero keys (no gradient terms); `logits` (T,): every
+    input's logits, set by moving the keys along p (with `ties`, f - gamma_ref can then sit far
+    below gamma_ref's rounding, e.g. logits 0, -3, -35)."""
+    g = torch.Generator().manual_seed(seed)
+    K = torch.randn(B, n, T, d, dtype=torch.float64, generator=g)
+    gamma = torch.randn(B, n, T, dtype=torch.float64, generator=g)
+    p = torch.randn(B, d, dtype=torch.float64, generator=g) * 10.0 ** log10_scale
+    if logits is not None:
+        q = p / p.norm(dim=-1, keepdim=True)
+        K -= torch.einsum("bntd,bd->bnt", K, q)[..., None] * q[:, None, None, :]
+        K += torch.as_tensor(logits, dtype=torch.float64)[:, None] * (q / p.norm(dim=-1, keepdim=True))[:, None, None, :]
+    if ties:
+        gamma[..., 1] = gamma[..., 0]
+    if dead:
+        gamma[:, 0], K[:, 0] = 0.3, 0.0
+    return K, gamma, p
+
+
+def assert_same(got, want):
+    assert torch.equal(got.selected, want.selected)
+    assert torch.allclose(got.direction, want.direction, rtol=0, atol=TOL)
+    both_inf = torch.isneginf(got.log_norm) & torch.isneginf(want.log_norm)
+    diff = torch.where(both_inf, 0.0, got.log_norm - want.log_norm).abs()
+    assert (diff <= TOL * want.log_norm.abs().clamp_min(1)).all(), (got.log_norm, want.log_norm)
+
+
+@given(seed=st.integers(0, 10_000), B=st.integers(1, 9), n=st.integers(1, 4), T=st.integers(2, 6),
+       d=st.integers(1, 7), log10_scale=st.floats(-2, 3.5), ties=st.booleans(), dead=st.booleans(),
+       loss=st.sampled_from(sorted(LOSSES) + ["custom"]))
+def test_fused_equals_eager(seed, B, n, T, d, log10_scale, ties, dead, loss):
+    """Logits gaps up to ~10^4: far past float64's exp range, where the kernel flushes terms
+    below e^-700 of the largest and the eager path below e^-745."""
+    K, gamma, p = batch(seed, B, n, T, d, log10_scale, ties, dead)
+    lo = softplus_loss if loss == "custom" else get_loss(loss)
+    kernel = fused.FusedGrad.of(K, gamma, lo)
+    assert kernel.loss_code == (0 if loss == "custom" else fused.LOSS_CODES[loss])
+    assert_same(kernel(p), linear_head_grad(K, gamma, p, lo, stats=False))
+
+
+@given(seed=st.integers(0, 10_000), B=st.integers(1, 5), n=st.integers(1, 4), d=st.integers(2, 5),
+       gaps=st.lists(st.floats(0, 60), min_size=2, max_size=5), loss=st.sampled_from(sorted(LOSSES)))
+def test_fused_equals_eager_when_the_margin_excess_is_below_rounding(seed, B, n, d, gaps, loss):
+    """Equal scores on the two largest logits and the others far below: f - gamma_ref is then
+    under gamma_ref's rounding, and the kernel must carry it apart (a version that recomputed
+    it as f - gamma_ref erred by 1e-4 in the direction)."""
+    logits = -torch.tensor([0.0, *gaps]).cumsum(0)
+    K, gamma, p = batch(seed, B, n, len(logits), d, 0.0, True, False, logits)
+    lo = softplus_loss if loss == "custom" else get_loss(loss)
+    kernel = fused.FusedGrad.of(K, gamma, lo)
+    assert kernel.loss_code == (0 if loss == "custom" else fused.LOSS_CODES[loss])
+    assert_same(kernel(p), linear_head_grad(K, gamma, p, lo, stats=False))
+
+
+@pytest.mark.parametrize("scale", [1.0, 30.0, 300.0])
+def test_fused_matches_60_digit_reference(scale):
+    K, gamma, p = batch(7, 3, 3, 4, 3, 0.0, False, False)
+    p = p * scale
+    got = fused.FusedGrad.of(K, gamma, get_loss("logistic"))(p)
+    for b in range(3):
+        direction, log_norm = mp_grad(K[b].numpy(), gamma[b].numpy(), p[b].numpy())
+        np.testing.assert_allclose(got.direction[b].numpy(), direction, atol=1e-10)
+        assert math.isclose(got.log_norm[b].item(), log_norm, rel_tol=1e-10, abs_tol=1e-10)
+
+
+def test_input_without_terms_beside_deep_saturation_is_finite():
+    """Regression (both paths): an input whose scores are all equal has no gradient terms; its
+    weight e^(log_F - M) overflowed to inf beside inputs saturated past e^-709, and 0 * inf made
+    the whole instance's gradient NaN on the eager path."""
+    K, gamma, p = batch(0, 2, 3, 4, 3, 0.0, False, True)
+    p = p * 5000
+    want = linear_head_grad(K, gamma, p, get_loss("logistic"), stats=False)
+    assert torch.isfinite(want.direction).all() and torch.isfinite(want.log_norm).all()
+    assert_same(fused.FusedGrad.of(K, gamma, get_loss("logistic"))(p), want)
+
+
+def test_problem_uses_the_kernel_only_where_it_applies():
+    K, gamma, _ = batch(1, 2, 2, 3, 2, 0.0, False, False)
+    assert dynamics.Problem(K, gamma, get_loss("logistic")).fused is not None
+    assert dynamics.Problem(K.float(), gamma.float(), get_loss("logistic")).fused is None   # float32
+    assert dynamics.Problem(K[:, :, :1], gamma[:, :, :1], get_loss("logistic")).fused is None   # T = 1
+
+
+def _fresh_library(monkeypatch, tmp_path, **env):
+    monkeypatch.setenv("ATTNSVM_CACHE_DIR", str(tmp_path))
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    fused.library.cache_clear()
+    return fused.library()
+
+
+@pytest.fixture
+def restore_library():
+    yield
+    fused.library.cache_clear()
+
+
+def test_turned_off_or_unbuildable_falls_back_with_a_reason(monkeypatch, tmp_path, restore_library):
+    assert _fresh_library(monkeypatch, tmp_path, ATTNSVM_FUSED="0") is None
+    assert fused.status() == "off (ATTNSVM_FUSED=0)"
+    K, gamma, p = batch(2, 2, 2, 3, 2, 0.0, False, False)
+    assert dynamics.Problem(K, gamma, get_loss("logistic")).fused is None
+    monkeypatch.delenv("ATTNSVM_FUSED")
+    assert _fresh_library(monkeypatch, tmp_path, CC="false") is None
+    assert fused.status().startswith("off: ") and "-O3" in fused.status()
+    assert list(tmp_path.iterdir()) == []                 # nothing half-written in the cache
+
+
+def test_build_is_cached_and_reused(monkeypatch, tmp_path, restore_library):
+    assert _fresh_library(monkeypatch, tmp_path) is not None
+    built = sorted(tmp_path.glob("fused_grad-*.so"))
+    assert len(built) == 1 and fused.status().startswith("on (")
+    fused.library.cache_clear()
+    assert fused.library() is not None and sorted(tmp_path.glob("*")) == built
+
+
+@pytest.mark.parametrize("rule", [dynamics.NormalizedGD(1.0), dynamics.GD(0.5)])
+def test_runs_take_the_same_path_with_or_without_the_kernel(rule):
+    """A short Figure-9-like run (n=6, T=8, d=4): identical selections and statuses, and the same
+    trajectory to rounding, whichever path computes the unrecorded steps."""
+    g = torch.Generator().manual_seed(3)
+    X = torch.randn(16, 6, 8, 4, dtype=torch.float64, generator=g)
+    X /= X.norm(dim=-1, keepdim=True)
+    gamma = torch.randn(16, 6, 8, dtype=torch.float64, generator=g)
+    prob = dynamics.Problem(X, gamma, get_loss("logistic"))
+    p0 = 0.01 * torch.randn(16, 4, dtype=torch.float64, generator=g)
+    eager = dynamics.Problem(X, gamma, get_loss("logistic"), fused_kernel=False)
+    a, b = dynamics.run(prob, rule, p0, 200), dynamics.run(eager, rule, p0, 200)
+    assert a.status == b.status and torch.equal(a.selected, b.selected)
+    assert torch.allclose(a.final, b.final, rtol=1e-8, atol=1e-10)
