@@ -205,10 +205,11 @@ class Trajectory:
     """Sparse record of a batched run: rows at `steps` (iterations 0, 1, 2, 4, ... and last).
 
     p (R,B,d), value (R,B), log_grad_norm (R,B), log_unsat (R,B,n); `final` is p at the end;
-    `status[b]` is 'ok'; 'stalled' (p stopped moving because the gradient fell below float64's
-    range: fixed-step GD at deep saturation); 'stationary' (p stopped moving at a gradient
-    above that range: a finite stationary point to float precision, e.g. a gradient below the
-    rounding bound of its evaluation, `gradients.Keys.bound`); or 'non-finite'.
+    `status[b]` is 'ok'; 'stalled' (p did not move in the last step because the gradient fell
+    below float64's range: fixed-step GD at deep saturation); 'stationary' (p did not move in
+    the last step at a gradient above that range: a finite stationary point to float precision,
+    e.g. a gradient below the rounding bound of its evaluation, `gradients.Keys.bound`); or
+    'non-finite'. (A stateless rule that stops moving stays stopped, so the last step tells.)
     With a non-identity parameterisation, p is the problem's p (e.g. vec(K Q^T)),
     log_grad_norm is the gradient norm in theta, and `theta` holds the final theta."""
 
@@ -295,9 +296,9 @@ def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, 
             break
         delta, state = rule.update(g, state, theta)
         new = theta + delta
-        frozen = (new == theta).all(-1)
-        stalled |= frozen & (g.log_norm < UNDERFLOW)          # gradient below float64 range
-        stopped |= frozen                                     # else: step below resolution of p
+        if k == steps - 1:      # status from the last step only: this row test costs as much as a step
+            stopped = (new == theta).all(-1)
+            stalled = stopped & (g.log_norm < UNDERFLOW)      # gradient below float64 range
         theta = new
     finite = torch.isfinite(theta).all(-1)
     status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"

@@ -32,7 +32,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_fig9 as ref  # noqa: E402
 
-from attnsvm import dynamics  # noqa: E402
+from attnsvm import dynamics, fused  # noqa: E402
 from attnsvm.sweeps import fig9  # noqa: E402
 from attnsvm.sweeps.shards import local_executor  # noqa: E402
 
@@ -78,18 +78,20 @@ def explain(a: dict, b: dict) -> str:
     return f"same tokens, score gap {b['gap']} vs {a['gap']} (neighbour sets differ)"
 
 
-def best_time(fn, calls: int, repeats: int = 7) -> float:
-    """Seconds per call of fn(), the best of `repeats` timings of `calls` calls."""
-    best = float("inf")
+def best_times(fns: dict, calls: dict, repeats: int = 15) -> dict:
+    """Seconds per call of each fns[k](), the best of `repeats` timings of calls[k] calls, the
+    timings of the different fns interleaved so that all see the same load."""
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / calls)
+        for k, fn in fns.items():
+            t0 = time.perf_counter()
+            for _ in range(calls[k]):
+                fn()
+            best[k] = min(best[k], (time.perf_counter() - t0) / calls[k])
     return best
 
 
-def gd_step_and_floor(s: fig9.Settings, d: int, steps: int = 100) -> tuple[int, float, float, float]:
+def gd_step_and_floor(s: fig9.Settings, d: int, steps: int = 1000) -> tuple[int, float, float, float]:
     """(d, seconds per batched GD step, per floor step (the step's own two mat-vecs), per einsum
     mat-vecs), at a saturated point as in the sweep."""
     X, Y, v, p0 = fig9.instances(s, d, range(min(s.trials, s.shard_size)))
@@ -97,10 +99,11 @@ def gd_step_and_floor(s: fig9.Settings, d: int, steps: int = 100) -> tuple[int, 
     rule = dynamics.NormalizedGD(s.lr)
     p = dynamics.run(prob, rule, p0, 200, every=200).final
     keys, w = prob.keys, torch.randn(prob.gamma.shape, dtype=torch.float64)
-    step = best_time(lambda: dynamics.run(prob, rule, p, steps, every=steps), 1) / (steps + 1)
-    floor = best_time(lambda: (keys.logits(p), keys.combine(w.view(len(p), -1))), steps)
-    einsum = best_time(lambda: (torch.einsum("bntd,bd->bnt", prob.K, p), torch.einsum("bnt,bntd->bd", w, prob.K)), steps)
-    return d, step, floor, einsum
+    t = best_times({"step": lambda: dynamics.run(prob, rule, p, steps, every=steps),
+                    "floor": lambda: (keys.logits(p), keys.combine(w.view(len(p), -1))),
+                    "einsum": lambda: (torch.einsum("bntd,bd->bnt", prob.K, p), torch.einsum("bnt,bntd->bd", w, prob.K))},
+                   {"step": 1, "floor": steps // 10, "einsum": steps // 10}, repeats=7)
+    return d, t["step"] / (steps + 1), t["floor"], t["einsum"]
 
 
 def gd_floor(s: fig9.Settings, threads: int) -> list[tuple[int, float, float, float]]:
@@ -121,7 +124,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     s = fig9.Settings(trials=args.trials, seed=args.seed)
-    print(f"{load()} at start on {os.cpu_count()} CPUs; torch {torch.__version__}")
+    print(f"{load()} at start on {os.cpu_count()} CPUs; torch {torch.__version__}; fused kernel {fused.status()}")
 
     records, wall, peak = full_sweep(s, args.workers)
     batched = {(r["d"], r["trial"]): r for r in records}
