@@ -2,6 +2,7 @@
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -134,3 +135,22 @@ def test_interrupted_check_keeps_finished_parts(monkeypatch, capsys, tmp_path):
     res = json.loads((tmp_path / "c.json").read_text())
     assert code == 130 and res["interrupted"] and [r["part"] for r in res["reports"]] == ["derivation"]
     assert "interrupted after 1 of 5 parts" in err
+
+
+WITNESSES = sorted((Path(__file__).parent.parent / "counterexamples" / "witnesses").glob("*.json"))
+
+
+@pytest.mark.parametrize("witness", WITNESSES, ids=lambda p: p.stem)
+def test_every_stored_witness_replays_from_its_file_on_the_torch_path(monkeypatch, capsys, tmp_path, witness):
+    """`attnsvm replay FILE` re-verifies each stored witness (its `source` resolves to its
+    claim), here with the fused kernel off: a refutation that held only under one gradient
+    path's rounding would be fragile (the runner's tests replay them on the kernel)."""
+    from attnsvm import fused
+    monkeypatch.setenv("ATTNSVM_FUSED", "0")
+    fused.library.cache_clear()
+    try:
+        code, out, err = run(monkeypatch, capsys, "replay", witness, "--json", tmp_path / "r.json")
+    finally:
+        fused.library.cache_clear()
+    assert code == 0 and not err, (out, err)
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
