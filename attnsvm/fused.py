@@ -71,7 +71,6 @@ def _build(cc: str, flags: tuple[str, ...]) -> Path:
     out = cache_dir() / f"fused_grad-{key.hexdigest()[:16]}.so"
     if out.exists():
         return out
-    out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".fused_grad-", suffix=".so")
     os.close(fd)
     try:
@@ -79,7 +78,8 @@ def _build(cc: str, flags: tuple[str, ...]) -> Path:
                                *[f for f in flags if f.startswith("-l")], "-lm"],
                               capture_output=True, text=True, timeout=300, check=False)
         if proc.returncode != 0:
-            raise RuntimeError((proc.stderr.strip().splitlines() or ["no output"])[-1])
+            last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}, no output"])[-1]
+            raise RuntimeError(f"{Path(cc).name} failed: {last}")
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
@@ -106,25 +106,30 @@ _STATUS: list[str] = []
 def library() -> ctypes.CDLL | None:
     """The loaded, self-checked kernel, or None (`status()` gives the reason)."""
     if os.environ.get("ATTNSVM_FUSED", "1") == "0":
-        _STATUS.append("off (ATTNSVM_FUSED=0)")
-        return None
-    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+        return _off("off (ATTNSVM_FUSED=0)")
+    cc = shutil.which(os.environ["CC"]) if os.environ.get("CC") else shutil.which("cc") or shutil.which("gcc")
     if not cc:
-        _STATUS.append("off: no C compiler (set CC)")
-        return None
-    errors = []
+        return _off(f"off: no C compiler {os.environ.get('CC') or 'cc'!r} found (set CC)")
+    try:
+        cache_dir().mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        return _off(f"off: cannot create the cache directory {cache_dir()} ({e.strerror}; set ATTNSVM_CACHE_DIR)")
+    errors: dict[str, list[str]] = {}
     for flags in _flag_sets():
         try:
             lib = _load(_build(cc, flags))
+            problem = _self_check(lib)
         except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-            errors.append(f"{' '.join(flags)}: {e}")
-            continue
-        if problem := _self_check(lib):
-            errors.append(f"{' '.join(flags)}: {problem}")
-            continue
-        _STATUS.append(f"on ({cc} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})")
-        return lib
-    _STATUS.append("off: " + "; ".join(errors))
+            problem = str(e)
+        if problem is None:
+            _STATUS.append(f"on ({cc} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})")
+            return lib
+        errors.setdefault(problem, []).append(" ".join(flags))
+    return _off("off: " + "; ".join(f"{problem} (flags {' | '.join(f)})" for problem, f in errors.items()))
+
+
+def _off(reason: str) -> None:
+    _STATUS.append(reason)
     return None
 
 

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from .. import fused
 from ..errors import UserError
 from .shards import local_executor
 
@@ -54,6 +55,7 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str):
     threads = max(1, (os.cpu_count() or 1) // workers)
     total = len(settings.shards())
     t0 = time.perf_counter()
+    console.print(f"gradient kernel: {fused.status()}")
     with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("shards"),
                   TimeElapsedColumn(), console=console, transient=False) as bar:
         task = bar.add_task(label, total=total)
