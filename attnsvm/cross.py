@@ -75,6 +75,11 @@ class KQ:
     d: int
     m: int
 
+    @property
+    def blocks(self) -> tuple[int, int]:
+        """The sizes of K's and Q's coordinates in theta (for `dynamics.BlockNormalizedGD`)."""
+        return (self.d * self.m, self.d * self.m)
+
     def pack(self, K, Q) -> torch.Tensor:
         """theta from K, Q of shape (d, m) or (B, d, m)."""
         K, Q = model.t(K), model.t(Q)

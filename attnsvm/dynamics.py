@@ -149,6 +149,28 @@ class NormalizedGD:
 
 
 @dataclass(frozen=True)
+class BlockNormalizedGD:
+    """theta_k <- theta_k - eta grad_k L / ||grad_k L|| on each block k of consecutive coordinates
+    (`sizes`, in order): normalized GD per parameter tensor, e.g. K and Q separately
+    (`cross.KQ.blocks`), as the Transformers-as-SVMs code normalises each factor's gradient. A
+    block whose gradient is 0 does not move. Exact from `Grad.direction` (scale-free)."""
+
+    eta: float | Sequence[float] | torch.Tensor
+    sizes: tuple[int, ...]
+    needs: ClassVar[frozenset] = frozenset()
+
+    def init(self, p):
+        if sum(self.sizes) != p.shape[-1]:
+            raise ValueError(f"blocks {self.sizes} do not add up to the {p.shape[-1]} coordinates")
+
+    def update(self, g: Grad, state, p):
+        blocks = g.direction.split(list(self.sizes), dim=-1)
+        norms = [x.norm(dim=-1, keepdim=True) for x in blocks]
+        unit = torch.cat([x / torch.where(n > 0, n, math.inf) for x, n in zip(blocks, norms)], -1)
+        return unit * _rows(-_per_instance(self.eta, p)), state
+
+
+@dataclass(frozen=True)
 class Polyak:
     """p <- p - ((L(p) - f_star) / ||grad L||^2) grad L(p) (SPEC.md C), step length computed
     in the log domain as exp(log(L - f_star) - log||grad L||), capped at `max_step`.

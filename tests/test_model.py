@@ -1,6 +1,8 @@
 """Model and gradients: closed forms against torch autograd; the cancellation-free,
 log-domain gradient against a 60-digit reference at deep saturation."""
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -8,7 +10,7 @@ import torch
 from hypothesis import given, strategies as st
 
 from attnsvm import dynamics, geometry, model
-from attnsvm.gradients import linear_head_grad
+from attnsvm.gradients import Grad, linear_head_grad
 from attnsvm.heads import MLPHead
 from attnsvm.losses import LOSSES, custom, get_loss
 from attnsvm.strategies import gaussian_dataset
@@ -139,3 +141,32 @@ def test_custom_loss_uses_autograd_derivative():
     u = torch.tensor([-1.0, 0.5, 2.0], dtype=torch.float64)
     assert torch.allclose(sq.deriv(u), torch.tensor([-4.0, -1.0, 0.0], dtype=torch.float64))
     assert sq.constants is None
+
+
+@given(st.integers(0, 1000), st.lists(st.integers(1, 4), min_size=1, max_size=3), st.floats(0.01, 2))
+def test_block_normalized_gd_moves_each_block_by_eta(seed, sizes, eta):
+    """Each block of the step has norm eta and the direction of that block's gradient; with one
+    block it is normalized GD; a block whose gradient is 0 does not move."""
+    g = torch.Generator().manual_seed(seed)
+    B, D = 3, sum(sizes)
+    raw = torch.randn(B, D, dtype=torch.float64, generator=g)
+    raw[0, :sizes[0]] = 0.0
+    grad = Grad(None, raw / raw.norm(dim=-1, keepdim=True).clamp_min(1e-300), torch.zeros(B, dtype=torch.float64), None, None)
+    p = torch.zeros(B, D, dtype=torch.float64)
+    rule = dynamics.BlockNormalizedGD(eta, tuple(sizes))
+    rule.init(p)
+    step, _ = rule.update(grad, None, p)
+    start = 0
+    for k, size in enumerate(sizes):
+        blk, gb = step[:, start:start + size], grad.direction[:, start:start + size]
+        for b in range(B):
+            if gb[b].norm() == 0:
+                assert torch.equal(blk[b], torch.zeros(size, dtype=torch.float64))
+            else:
+                assert math.isclose(blk[b].norm().item(), eta, rel_tol=1e-12)
+                assert torch.allclose(blk[b], -eta * gb[b] / gb[b].norm(), atol=1e-14)
+        start += size
+    one, _ = dynamics.BlockNormalizedGD(eta, (D,)).update(grad, None, p)
+    assert torch.allclose(one, dynamics.NormalizedGD(eta).update(grad, None, p)[0], atol=1e-15)
+    with pytest.raises(ValueError, match="do not add up"):
+        dynamics.BlockNormalizedGD(eta, (D + 1,)).init(p)

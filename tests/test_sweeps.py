@@ -189,3 +189,21 @@ def test_tfsvm_rank_tiny(tmp_path):
     a = svm.w_svm_arrays(X, X[:, 0], [0, 1])
     b = svm.w_svm(Dataset.from_arrays(X, Y, v), [0, 1])
     np.testing.assert_allclose(a.solution, b.solution, atol=1e-12)
+
+
+def test_tfsvm_local_tiny_both_normalizations(tmp_path):
+    """W runs approach W_mm (Frobenius); K Q^T runs are closer to W*_mm (nuclear) than to W_mm,
+    whichever way the (K, Q) gradient is normalised; the setting is part of the stored settings."""
+    from attnsvm.sweeps import tfsvm_local as L
+
+    finals = {}
+    for how in ("per-factor", "joint"):
+        s = L.Settings(n=3, T=3, d=3, runs=6, steps=400, lr=0.3, shard_size=3, kq_normalization=how)
+        summary, _ = L.sweep(s, tmp_path / how, InlineExecutor())
+        f = summary["final"]
+        assert summary["saturated"] == {"W": 6, "KQ": 6} and summary["checks"][0]["verdict"] == "SUPPORTED"
+        assert f["KQ~W*_mm"] > f["KQ~W_mm"] and f["W~W_mm"] > f["W~W*_mm"]
+        assert json.loads((tmp_path / how / "tfsvm_local.json").read_text())["settings"]["kq_normalization"] == how
+        finals[how] = f
+    assert finals["per-factor"]["W~W_mm"] == finals["joint"]["W~W_mm"]       # the W run does not change
+    assert finals["per-factor"]["KQ~W*_mm"] != finals["joint"]["KQ~W*_mm"]   # the (K, Q) run does

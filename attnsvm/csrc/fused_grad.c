@@ -102,8 +102,8 @@ void attnsvm_loss_deriv(long loss, const double *restrict margin, double *restri
 /* Pass 2, given lp = loss'(margin): uc_t = u_t (gamma_t - gamma_ref) - u_t excess
    = u_t (gamma_t - f), overwriting u; log_F_i = log(|lp_i| / S_i) + z2_i = log |lp_i| s_{i,ru};
    M_b = max_i log(sum_t |uc_t|) + log_F_i (-inf when every term is 0); weights w_t = fac_i uc_t,
-   w_ref = -fac_i t1_i, fac_i = sign(lp_i) e^(log_F_i - M_b) (0 for an input whose terms are all
-   0); scaled = sum_it w_it k_it (into dirT, (d, B)); direction (B, d) = scaled / ||scaled|| where
+   w_ref = -fac_i t1_i, fac_i = sign(lp_i) e^min(log_F_i - M_b, 700) (0 for an input whose terms
+   are all 0; the cap is gradients.MAX_EXP); scaled = sum_it w_it k_it (into dirT, (d, B)); direction (B, d) = scaled / ||scaled|| where
    ||scaled|| > bound_b (else 0); log_norm = log max(||scaled||, bound_b) + M_b - log n; selected
    (B, n) = ref as integers. `work` holds 2 n B + B doubles. */
 void attnsvm_direction(const double *restrict Kt, const double *restrict G, double *restrict u,

@@ -167,6 +167,8 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 init_scale: float = typer.Option(0.01, "--init-scale", help="entries of W0, K0, Q0 ~ N(0, scale^2)"),
                 sat_tol: float = typer.Option(1e-6, "--sat-tol"),
                 shard_size: int = typer.Option(25, "--shard-size", help="runs per shard"),
+                kq_normalization: str = typer.Option("per-factor", "--kq-normalization",
+                                                     help="per-factor (grad_K, grad_Q separately, as the authors) | joint"),
                 seed: int = SeedOpt,
                 out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt) -> None:
@@ -179,8 +181,10 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                     ("shard-size", shard_size)):
         positive(v, name)
     positive(init_scale, "init-scale", strict=False)
+    if kq_normalization not in ("per-factor", "joint"):
+        raise UserError(f"--kq-normalization must be per-factor or joint, got {kq_normalization!r}")
     s = L.Settings(n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale, sat_tol=sat_tol,
-                   seed=seed, shard_size=shard_size)
+                   seed=seed, shard_size=shard_size, kq_normalization=kq_normalization)
     (summary, _), secs = execute(L.sweep, s, out, workers, "tfsvm-local")
     t = Table(title=f"final mean correlation over saturated runs (W: {summary['saturated']['W']}, "
                     f"KQ: {summary['saturated']['KQ']} of {runs})")
