@@ -21,6 +21,7 @@ import functools
 import hashlib
 import os
 import platform
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -64,9 +65,9 @@ def _flag_sets() -> list[tuple[str, ...]]:
     return list(dict.fromkeys(sets))
 
 
-def _build(cc: str, flags: tuple[str, ...]) -> Path:
+def _build(cc: list[str], flags: tuple[str, ...]) -> Path:
     """The shared library for these flags: from the cache, else compiled into it atomically."""
-    key = hashlib.sha256(b"\0".join([SOURCE.read_bytes(), cc.encode(), " ".join(flags).encode(),
+    key = hashlib.sha256(b"\0".join([SOURCE.read_bytes(), " ".join(cc).encode(), " ".join(flags).encode(),
                                       platform.machine().encode(), (_cpu_features() or "").encode()]))
     out = cache_dir() / f"fused_grad-{key.hexdigest()[:16]}.so"
     if out.exists():
@@ -74,12 +75,12 @@ def _build(cc: str, flags: tuple[str, ...]) -> Path:
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".fused_grad-", suffix=".so")
     os.close(fd)
     try:
-        proc = subprocess.run([cc, *[f for f in flags if not f.startswith("-l")], str(SOURCE), "-o", tmp,
+        proc = subprocess.run([*cc, *[f for f in flags if not f.startswith("-l")], str(SOURCE), "-o", tmp,
                                *[f for f in flags if f.startswith("-l")], "-lm"],
                               capture_output=True, text=True, timeout=300, check=False)
         if proc.returncode != 0:
             last = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}, no output"])[-1]
-            raise RuntimeError(f"{Path(cc).name} failed: {last}")
+            raise RuntimeError(f"{Path(cc[0]).name} failed: {last}")
         os.replace(tmp, out)
     finally:
         if os.path.exists(tmp):
@@ -107,9 +108,9 @@ def library() -> ctypes.CDLL | None:
     """The loaded, self-checked kernel, or None (`status()` gives the reason)."""
     if os.environ.get("ATTNSVM_FUSED", "1") == "0":
         return _off("off (ATTNSVM_FUSED=0)")
-    cc = shutil.which(os.environ["CC"]) if os.environ.get("CC") else shutil.which("cc") or shutil.which("gcc")
-    if not cc:
-        return _off(f"off: no C compiler {os.environ.get('CC') or 'cc'!r} found (set CC)")
+    cc = shlex.split(os.environ.get("CC") or "") or [shutil.which("cc") or shutil.which("gcc") or "cc"]
+    if not shutil.which(cc[0]):
+        return _off(f"off: no C compiler {cc[0]!r} found (set CC)")
     try:
         cache_dir().mkdir(parents=True, exist_ok=True)
     except OSError as e:
@@ -119,10 +120,10 @@ def library() -> ctypes.CDLL | None:
         try:
             lib = _load(_build(cc, flags))
             problem = _self_check(lib)
-        except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-            problem = str(e)
+        except Exception as e:                  # any failure to build, load or check: the torch path runs
+            problem = f"{e.__class__.__name__}: {e}" if not isinstance(e, RuntimeError) else str(e)
         if problem is None:
-            _STATUS.append(f"on ({cc} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})")
+            _STATUS.append(f"on ({' '.join(cc)} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})")
             return lib
         errors.setdefault(problem, []).append(" ".join(flags))
     return _off("off: " + "; ".join(f"{problem} (flags {' | '.join(f)})" for problem, f in errors.items()))
