@@ -65,13 +65,17 @@ def _flag_sets() -> list[tuple[str, ...]]:
     return list(dict.fromkeys(sets))
 
 
-def _build(cc: list[str], flags: tuple[str, ...]) -> Path:
-    """The shared library for these flags: from the cache, else compiled into it atomically."""
+def _build(cc: list[str], flags: tuple[str, ...]) -> ctypes.CDLL:
+    """The kernel for these flags, loaded: from the cache, else compiled into it atomically (a
+    cached file that does not load, e.g. cut short by a full disk, is replaced)."""
     key = hashlib.sha256(b"\0".join([SOURCE.read_bytes(), " ".join(cc).encode(), " ".join(flags).encode(),
                                       platform.machine().encode(), (_cpu_features() or "").encode()]))
     out = cache_dir() / f"fused_grad-{key.hexdigest()[:16]}.so"
     if out.exists():
-        return out
+        try:
+            return _load(out)
+        except OSError:
+            out.unlink(missing_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".fused_grad-", suffix=".so")
     os.close(fd)
     try:
@@ -85,7 +89,7 @@ def _build(cc: list[str], flags: tuple[str, ...]) -> Path:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-    return out
+    return _load(out)
 
 
 def _load(path: Path) -> ctypes.CDLL:
@@ -118,7 +122,7 @@ def library() -> ctypes.CDLL | None:
     errors: dict[str, list[str]] = {}
     for flags in _flag_sets():
         try:
-            lib = _load(_build(cc, flags))
+            lib = _build(cc, flags)
             problem = _self_check(lib)
         except Exception as e:                  # any failure to build, load or check: the torch path runs
             problem = f"{e.__class__.__name__}: {e}" if not isinstance(e, RuntimeError) else str(e)

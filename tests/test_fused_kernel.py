@@ -6,6 +6,8 @@ run; and whole batched runs that take the same path either way."""
 import math
 import os
 import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -161,3 +163,15 @@ def test_runs_take_the_same_path_with_or_without_the_kernel(rule):
     a, b = dynamics.run(prob, rule, p0, 200), dynamics.run(eager, rule, p0, 200)
     assert a.status == b.status and torch.equal(a.selected, b.selected)
     assert torch.allclose(a.final, b.final, rtol=1e-8, atol=1e-10)
+
+
+def test_a_damaged_cached_build_is_replaced(monkeypatch, tmp_path, restore_library):
+    """A cached library that does not load (cut short, say) is rebuilt by the next process."""
+    assert _fresh_library(monkeypatch, tmp_path) is not None
+    (built,) = tmp_path.glob("fused_grad-*.so")
+    built.unlink()                             # (a new file: this process still maps the old one)
+    built.write_bytes(b"truncated")
+    out = subprocess.run([sys.executable, "-c", "from attnsvm import fused; print(fused.status())"],
+                         capture_output=True, text=True, env={**os.environ, "ATTNSVM_CACHE_DIR": str(tmp_path)},
+                         check=True)
+    assert out.stdout.startswith("on (") and built.stat().st_size > 1000 and sorted(tmp_path.glob("*")) == [built]
