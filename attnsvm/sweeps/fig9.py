@@ -91,10 +91,11 @@ def scores(X, Y, v) -> np.ndarray:
 
 def run_batch(X, Y, v, p0, steps: int, lr: float, loss: str):
     """Normalized GD on all trials at once (W = I, so keys are X). Returns final p (B,d),
-    selected tokens (B,n), log(1 - s_{i,alpha_i}) (B,n) and statuses."""
-    prob = dynamics.Problem.from_arrays(X, scores(X, Y, v), loss, device="cpu")
+    selected tokens (B,n), log(1 - s_{i,alpha_i}) (B,n) and statuses. On a GPU when present
+    (`dynamics.default_device`), else on the CPU (with the fused kernel, `attnsvm.fused`)."""
+    prob = dynamics.Problem.from_arrays(X, scores(X, Y, v), loss)
     tr = dynamics.run(prob, dynamics.NormalizedGD(lr), p0, steps, every=steps)
-    return tr.final.numpy(), tr.selected.numpy(), tr.log_unsat[-1].numpy(), tr.status
+    return tr.final.cpu().numpy(), tr.selected.cpu().numpy(), tr.log_unsat[-1].cpu().numpy(), tr.status
 
 
 def classify(X, Y, v, p, alpha, log_unsat, sat_tol: float) -> dict:

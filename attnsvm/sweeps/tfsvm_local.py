@@ -73,7 +73,7 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     data = [instance(s, r) for r in runs]
     X, Y, v, W0, K0, Q0 = (np.stack(a) for a in zip(*data))
     gamma = Y[..., None] * np.einsum("bntd,bd->bnt", X, v)
-    prob = cross.w_problem_from_arrays(X, X[:, :, 0], gamma, s.loss, device="cpu")
+    prob = cross.w_problem_from_arrays(X, X[:, :, 0], gamma, s.loss)          # GPU when present
     kq = cross.KQ(s.d, s.d)
     kq_rule = dynamics.BlockNormalizedGD(s.lr, kq.blocks) if s.kq_normalization == "per-factor" \
         else dynamics.NormalizedGD(s.lr)
@@ -93,9 +93,9 @@ def run_shard(settings: dict, shard: Shard) -> dict:
         rec = {"run": r}
         for name, tr in trajs.items():
             alpha = tr.selected[b].tolist()
-            unsat = float(np.mean(np.exp(tr.log_unsat[-1, b].numpy())))
+            unsat = float(np.mean(np.exp(tr.log_unsat[-1, b].cpu().numpy())))
             fro, nuc = svms(b, alpha)
-            P = tr.p[:, b].numpy()
+            P = tr.p[:, b].cpu().numpy()
             out = {"alpha": alpha, "unsat": unsat, "saturated": unsat <= s.sat_tol, "status": tr.status[b],
                    "fro_status": fro.status, "nuc_status": nuc.status}
             if fro.ok:
