@@ -104,21 +104,18 @@ def _load(path: Path) -> ctypes.CDLL:
     return lib
 
 
-_STATUS: list[str] = []
-
-
 @functools.cache
-def library() -> ctypes.CDLL | None:
-    """The loaded, self-checked kernel, or None (`status()` gives the reason)."""
+def _kernel() -> tuple[ctypes.CDLL | None, str]:
+    """(the loaded, self-checked kernel or None, what `status()` says)."""
     if os.environ.get("ATTNSVM_FUSED", "1") == "0":
-        return _off("off (ATTNSVM_FUSED=0)")
+        return None, "off (ATTNSVM_FUSED=0)"
     cc = shlex.split(os.environ.get("CC") or "") or [shutil.which("cc") or shutil.which("gcc") or "cc"]
     if not shutil.which(cc[0]):
-        return _off(f"off: no C compiler {cc[0]!r} found (set CC)")
+        return None, f"off: no C compiler {cc[0]!r} found (set CC)"
     try:
         cache_dir().mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        return _off(f"off: cannot create the cache directory {cache_dir()} ({e.strerror}; set ATTNSVM_CACHE_DIR)")
+        return None, f"off: cannot create the cache directory {cache_dir()} ({e.strerror}; set ATTNSVM_CACHE_DIR)"
     errors: dict[str, list[str]] = {}
     for flags in _flag_sets():
         try:
@@ -127,21 +124,24 @@ def library() -> ctypes.CDLL | None:
         except Exception as e:                  # any failure to build, load or check: the torch path runs
             problem = f"{e.__class__.__name__}: {e}" if not isinstance(e, RuntimeError) else str(e)
         if problem is None:
-            _STATUS.append(f"on ({' '.join(cc)} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})")
-            return lib
+            return lib, f"on ({' '.join(cc)} {' '.join(flags[len(BASE_FLAGS):]) or 'baseline'})"
         errors.setdefault(problem, []).append(" ".join(flags))
-    return _off("off: " + "; ".join(f"{problem} (flags {' | '.join(f)})" for problem, f in errors.items()))
+    return None, "off: " + "; ".join(f"{problem} (flags {' | '.join(f)})" for problem, f in errors.items())
 
 
-def _off(reason: str) -> None:
-    _STATUS.append(reason)
-    return None
+def library() -> ctypes.CDLL | None:
+    """The loaded, self-checked kernel, or None (`status()` gives the reason)."""
+    return _kernel()[0]
 
 
 def status() -> str:
-    """'on (...)' with the flags in use, or 'off: <reason>'."""
-    library()
-    return _STATUS[-1]
+    """'on (...)' with the compiler and flags in use, or 'off...' with the reason."""
+    return _kernel()[1]
+
+
+def reset() -> None:
+    """Forget the loaded kernel: the next use reads the environment and the cache again."""
+    _kernel.cache_clear()
 
 
 LOSS_CODES = {"logistic": 1, "exponential": 2, "correlation": 3}   # derivatives in the kernel
@@ -216,6 +216,15 @@ class FusedGrad:
 CHECK_TOL = 1e-9
 
 
+def with_logits(K: torch.Tensor, p: torch.Tensor, logits) -> torch.Tensor:
+    """K (B,n,T,d) moved along p (B,d) so that every input's logits <k_it, p> are `logits` (T,),
+    the keys' components orthogonal to p kept: the configurations `_self_check` and the tests
+    need, e.g. tied top two and the rest far below."""
+    q = p / p.norm(dim=-1, keepdim=True)
+    K = K - torch.einsum("bntd,bd->bnt", K, q)[..., None] * q[:, None, None, :]
+    return K + torch.as_tensor(logits, dtype=K.dtype)[:, None] * (q / p.norm(dim=-1, keepdim=True))[:, None, None, :]
+
+
 def _self_check(lib: ctypes.CDLL) -> str | None:
     """None if the kernel agrees with the eager path on a random batch, else what differs. The
     batch has logit gaps from 0.1 to ~10^3 (past float64's exp range), equal scores on the two
@@ -229,10 +238,7 @@ def _self_check(lib: ctypes.CDLL) -> str | None:
     p = torch.randn(B, d, dtype=torch.float64, generator=g) * torch.logspace(-1, 2.5, B, dtype=torch.float64)[:, None]
     top2 = torch.einsum("bntd,bd->bnt", K, p).topk(2, dim=-1).indices
     gamma[::2].scatter_(-1, top2[::2, :, 1:], gamma[::2].gather(-1, top2[::2, :, :1]))
-    logits = torch.tensor([0.0, -3.0, -35.0, -40.0, -45.0], dtype=torch.float64)   # f - gamma_ref ~ e^-38
-    q = p[:3] / p[:3].norm(dim=-1, keepdim=True)
-    K[:3] -= torch.einsum("bntd,bd->bnt", K[:3], q)[..., None] * q[:, None, None, :]     # keys orthogonal to p
-    K[:3] += logits[:, None] * (q / p[:3].norm(dim=-1, keepdim=True))[:, None, None, :]  # plus these logits
+    K[:3] = with_logits(K[:3], p[:3], [0.0, -3.0, -35.0, -40.0, -45.0])          # f - gamma_ref ~ e^-38
     gamma[:3, :, 1] = gamma[:3, :, 0]
     gamma[-3:, 0], K[-3:, 0] = 0.5, 0.0
     for loss in (losses.logistic, losses.custom(losses.logistic.value, "logistic-in-torch")):

@@ -147,10 +147,10 @@ def test_every_stored_witness_replays_from_its_file_on_the_torch_path(monkeypatc
     path's rounding would be fragile (the runner's tests replay them on the kernel)."""
     from attnsvm import fused
     monkeypatch.setenv("ATTNSVM_FUSED", "0")
-    fused.library.cache_clear()
+    fused.reset()
     try:
         code, out, err = run(monkeypatch, capsys, "replay", witness, "--json", tmp_path / "r.json")
     finally:
-        fused.library.cache_clear()
+        fused.reset()
     assert code == 0 and not err, (out, err)
     assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"

@@ -42,9 +42,7 @@ def batch(seed, B, n, T, d, log10_scale, ties, dead, logits=None):
     gamma = torch.randn(B, n, T, dtype=torch.float64, generator=g)
     p = torch.randn(B, d, dtype=torch.float64, generator=g) * 10.0 ** log10_scale
     if logits is not None:
-        q = p / p.norm(dim=-1, keepdim=True)
-        K -= torch.einsum("bntd,bd->bnt", K, q)[..., None] * q[:, None, None, :]
-        K += torch.as_tensor(logits, dtype=torch.float64)[:, None] * (q / p.norm(dim=-1, keepdim=True))[:, None, None, :]
+        K = fused.with_logits(K, p, logits)
     if ties:
         gamma[..., 1] = gamma[..., 0]
     if dead:
@@ -120,20 +118,20 @@ def _fresh_library(monkeypatch, tmp_path, **env):
     monkeypatch.setenv("ATTNSVM_CACHE_DIR", str(tmp_path))
     for k, v in env.items():
         monkeypatch.setenv(k, v)
-    fused.library.cache_clear()
+    fused.reset()
     return fused.library()
 
 
 @pytest.fixture
 def restore_library():
     yield
-    fused.library.cache_clear()
+    fused.reset()
 
 
 def test_turned_off_or_unbuildable_falls_back_with_a_reason(monkeypatch, tmp_path, restore_library):
     assert _fresh_library(monkeypatch, tmp_path, ATTNSVM_FUSED="0") is None
     assert fused.status() == "off (ATTNSVM_FUSED=0)"
-    K, gamma, p = batch(2, 2, 2, 3, 2, 0.0, False, False)
+    K, gamma, _ = batch(2, 2, 2, 3, 2, 0.0, False, False)
     assert dynamics.Problem(K, gamma, get_loss("logistic")).fused is None
     monkeypatch.delenv("ATTNSVM_FUSED")
     assert _fresh_library(monkeypatch, tmp_path, CC="false") is None
@@ -145,7 +143,7 @@ def test_build_is_cached_and_reused(monkeypatch, tmp_path, restore_library):
     assert _fresh_library(monkeypatch, tmp_path) is not None
     built = sorted(tmp_path.glob("fused_grad-*.so"))
     assert len(built) == 1 and fused.status().startswith("on (")
-    fused.library.cache_clear()
+    fused.reset()
     assert fused.library() is not None and sorted(tmp_path.glob("*")) == built
 
 
