@@ -32,9 +32,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_fig9 as ref  # noqa: E402
 
-from attnsvm import dynamics, fused  # noqa: E402
-from attnsvm.sweeps import fig9  # noqa: E402
-from attnsvm.sweeps.shards import local_executor  # noqa: E402
+from attnsvm import dynamics
+from attnsvm.attention import fused  # noqa: E402
+from attnsvm.interfaces.sweeps import fig9  # noqa: E402
+from attnsvm.interfaces.sweeps.shards import local_executor  # noqa: E402
 
 
 def verdict(ok: bool) -> str:

@@ -17,8 +17,8 @@ import time
 import numpy as np
 
 from attnsvm import svm
-from attnsvm.certificates import certify
-from attnsvm.sweeps import fig9
+from attnsvm.interfaces.sweeps import fig9
+from attnsvm.svm.certificates import certify
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
 """One-trial-at-a-time reference for the Figure-9 experiment, written the way the papers'
 notebooks are: one torch model, one optimizer loop (SGD on a normalized gradient), one cvxpy
 solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient on its
-eager torch path (`attnsvm.gradients`, batch of one), so agreement with the batched sweep, whose
-unrecorded steps run on the fused kernel (`attnsvm.fused`), tests the batching and the kernel;
+eager torch path (`attnsvm.attention.gradients`, batch of one), so agreement with the batched sweep, whose
+unrecorded steps run on the fused kernel (`attnsvm.attention.fused`), tests the batching and the kernel;
 `gradient="autograd"` differentiates through softmax as the notebooks do.
 
 The class of a run is decided exactly (`geometry.select` on the cvxpy solution: exact KKT
@@ -16,10 +16,11 @@ import dataclasses
 import numpy as np
 import torch
 
-from attnsvm import dynamics, geometry
-from attnsvm.data import Dataset
-from attnsvm.losses import get_loss
-from attnsvm.sweeps import fig9
+from attnsvm import dynamics
+from attnsvm.attention.data import Dataset
+from attnsvm.attention.losses import get_loss
+from attnsvm.interfaces.sweeps import fig9
+from attnsvm.svm import geometry
 
 
 class PromptAttention(torch.nn.Module):

@@ -1,1 +1,1 @@
-"""checks of attnsvm: one module per result id (see attnsvm.registry)."""
+"""checks of attnsvm: one module per result id (see attnsvm.claims.registry)."""

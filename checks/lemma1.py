@@ -1,7 +1,7 @@
 """Lemma 1: GD on p (step eta) and GD on W (step eta/||u||^2) from W_0 = p_0 u^T/||u||^2 stay
 related by W_t = p_t u^T/||u||^2, for random data, losses and heads (linear and MLP).
 
-Both sequences are run with the closed-form gradients of attnsvm.model (L_p has keys X_i,
+Both sequences are run with the closed-form gradients of attnsvm.attention.model (L_p has keys X_i,
 L_W has logits X_i W u); the conclusion holds when max_t ||W_t - p_t u^T/||u||^2||_F is
 within `TOL` relative to max(1, ||W_t||_F) over the horizon."""
 
@@ -9,10 +9,10 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from attnsvm import model
+from attnsvm.attention import model
+from attnsvm.attention.heads import LinearHead, MLPHead
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.heads import LinearHead, MLPHead
-from attnsvm.strategies import gaussian_datasets
+from attnsvm.claims.strategies import gaussian_datasets
 
 TOL = 1e-9
 STEPS = 25

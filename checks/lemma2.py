@@ -4,12 +4,12 @@ certificate (feasible) or a verified Farkas certificate (infeasible)."""
 
 from hypothesis import strategies as st
 
-from attnsvm import hypotheses as hyp
-from attnsvm import model
-from attnsvm.certificates import certify
+from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.strategies import instances, integer_datasets
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import instances, integer_datasets
 from attnsvm.svm import att_svm
+from attnsvm.svm.certificates import certify
 
 
 def common_label(inst) -> bool:

@@ -5,19 +5,20 @@ Each instance is a dataset in the paper's Figure 1 construction (integer keys, s
 freely; Assumption B by construction unless it is dropped), a loss of Assumption A, and
 `points` seeded random p = r u (u uniform on the sphere, log10 r uniform in [-2, 4]: from
 near the origin to deep saturation). The sign is read from the log-domain gradient direction
-(`attnsvm.gradients`), which survives when ||grad L|| underflows: at r = 1e4 the gradient
+(`attnsvm.attention.gradients`), which survives when ||grad L|| underflows: at r = 1e4 the gradient
 norm is far below float64's range but its direction is exact. A point whose
 corr(grad L, p_mm) lies within `TRUST` of 0 is untrusted and skipped."""
 
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import geometry, model
-from attnsvm import hypotheses as hyp
+from attnsvm.attention import model
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Outcome
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import instances, keyed_datasets
 from attnsvm.dynamics import Problem
-from attnsvm.losses import LOSSES
-from attnsvm.strategies import instances, keyed_datasets
+from attnsvm.svm import geometry
 
 TRUST = 1e-9
 LOG10_RADII = (-2.0, 4.0)

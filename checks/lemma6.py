@@ -1,5 +1,5 @@
 """Lemma 6: under Assumption A the risk is L_p-smooth (our reconstructed constant,
-`attnsvm.smoothness`, spectral norms, (M0, M1) from the loss's `constants` on the margin
+`attnsvm.dynamics.smoothness`, spectral norms, (M0, M1) from the loss's `constants` on the margin
 interval [min gamma, max gamma]) and GD with eta <= 1/L_p obeys the descent inequality.
 
 Per instance (random integer data, any labels, integer W, a loss of Assumption A):
@@ -23,14 +23,13 @@ Per instance (random integer data, any labels, integer W, a loss of Assumption A
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import model
-from attnsvm import hypotheses as hyp
+from attnsvm.attention import model
+from attnsvm.attention.losses import get_loss
 from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import instances, integer_datasets
 from attnsvm.dynamics import GD, Problem, intra_op_threads, run
-from attnsvm.losses import get_loss
-from attnsvm.smoothness import margin_interval, smoothness_constant
-from attnsvm.strategies import instances, integer_datasets
-
+from attnsvm.dynamics.smoothness import margin_interval, smoothness_constant
 
 EPS = float(np.finfo(np.float64).eps)
 CANDIDATES = 128

@@ -27,12 +27,14 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import cross, dynamics, geometry, model
-from attnsvm import hypotheses as hyp
-from attnsvm.certificates import certify
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.data import Dataset
-from attnsvm.svm import w_svm
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.dynamics import cross
+from attnsvm.svm import geometry, w_svm
+from attnsvm.svm.certificates import certify
 from checks.tfsvm_frobenius import CONFIRM, SAT
 
 TOL = 0.01

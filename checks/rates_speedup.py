@@ -12,9 +12,10 @@ while GD does not either. The empirical rates are reported per rule: the log-log
 
 from hypothesis import strategies as st
 
-from attnsvm import cross, model
+from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.trends import loglog_slope
+from attnsvm.dynamics import cross
+from attnsvm.dynamics.trends import loglog_slope
 from checks.rates_global import HYPOTHESES, gmm, instance_strategy, race
 
 LEVEL = 0.99

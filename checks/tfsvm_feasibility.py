@@ -14,10 +14,10 @@ import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
 
-from attnsvm.certificates import certify
+from attnsvm.attention.data import Dataset
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.data import Dataset
 from attnsvm.svm import w_svm
+from attnsvm.svm.certificates import certify
 
 MAX_ALPHAS = 27   # every alpha when T^n <= 27, else a seeded sample of 27
 

@@ -16,10 +16,12 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import cross, dynamics, geometry, model
+from attnsvm import dynamics
+from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.strategies import gaussian_datasets, instances
-from attnsvm.svm import w_svm
+from attnsvm.claims.strategies import gaussian_datasets, instances
+from attnsvm.dynamics import cross
+from attnsvm.svm import geometry, w_svm
 
 TOL = 0.01
 SAT = 1e-3

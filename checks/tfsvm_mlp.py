@@ -20,10 +20,13 @@ import scipy.optimize
 import torch
 from hypothesis import strategies as st
 
-from attnsvm import cross, dynamics, geometry, model
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.heads import MLPHead
 from attnsvm.claims import Claim, Outcome
-from attnsvm.heads import MLPHead
-from attnsvm.strategies import gaussian_datasets, instances
+from attnsvm.claims.strategies import gaussian_datasets, instances
+from attnsvm.dynamics import cross
+from attnsvm.svm import geometry
 from checks.tfsvm_frobenius import CONFIRM, limit_estimate
 
 SET_TOL = 0.02

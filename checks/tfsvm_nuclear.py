@@ -12,7 +12,7 @@ the horizon; a larger excess refutes only if its extrapolated limit does too, al
 from hypothesis import strategies as st
 
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.strategies import gaussian_datasets, instances
+from attnsvm.claims.strategies import gaussian_datasets, instances
 from checks.tfsvm_frobenius import SAT, conclude
 
 TOL = 0.05

@@ -8,11 +8,11 @@ from hypothesis import strategies as st
 from sympy import QQ
 from sympy.polys.matrices import DomainMatrix
 
-from attnsvm import model
-from attnsvm.certificates import certify
+from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.strategies import gaussian_dataset, integer_datasets
+from attnsvm.claims.strategies import gaussian_dataset, integer_datasets
 from attnsvm.svm import w_svm
+from attnsvm.svm.certificates import certify
 
 RANK_TOL = 1e-5
 

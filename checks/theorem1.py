@@ -1,7 +1,7 @@
 """Theorem 1: under Assumption A and strict optimality, with (ATT-SVM) for opt feasible, the
 regularization path p(R) = argmin_{||p|| <= R} L(p) converges in direction to p_mm(opt).
 
-p(R) is computed by `attnsvm.regpath.path` on the grid R_k = 2^k ||p_mm||, k = 0..G-1
+p(R) is computed by `attnsvm.dynamics.regpath.path` on the grid R_k = 2^k ||p_mm||, k = 0..G-1
 (G = 5 at quick, +1 per doubling of the horizon): at R_k the GMM direction separates every
 optimal token by a logit margin 2^k. Every radius is solved from the GMM direction, every LMM
 direction (Definition 2, exact) and two seeded random directions, plus warm starts from the
@@ -22,18 +22,19 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from attnsvm import geometry, model, regpath
-from attnsvm import hypotheses as hyp
+from attnsvm.attention import model
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Outcome
-from attnsvm.dynamics import Problem
-from attnsvm.losses import LOSSES
-from attnsvm.strategies import (
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import (
     gaussian_datasets,
     instances,
     keyed_dataset,
     keyed_datasets,
 )
-from attnsvm.trends import loglog_slope
+from attnsvm.dynamics import Problem, regpath
+from attnsvm.dynamics.trends import loglog_slope
+from attnsvm.svm import geometry
 
 GAP_TOL = 1e-2
 PLATEAU = 1e-3

@@ -7,7 +7,7 @@ obeying B), a loss of Assumption A, `starts` (integers / 2 in the key plane: the
 coordinate of p is inert, keys have no component there), and the rule: fixed-step GD with
 eta = eta_factor / L_p, or normalized GD with step `eta`.
 
-Proxy (`attnsvm.limits`): run GD_STEPS (NGD_STEPS) x horizon iterations, extended up to 4x
+Proxy (`attnsvm.dynamics.limits`): run GD_STEPS (NGD_STEPS) x horizon iterations, extended up to 4x
 while a start is undecided. A start converges to the GMM when at the horizon, with alpha = its
 max-softmax tokens = opt: the step direction aligns with p_mm (1 - corr(-grad L, p_mm) <=
 ALIGN), ||p_t|| increases over H/4, H/2, H, and 1 - corr(p_t, p_mm) does not increase over
@@ -21,14 +21,14 @@ p_mm is the limit of fixed-step GD).
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import geometry, limits, model
-from attnsvm import hypotheses as hyp
+from attnsvm.attention import model
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.dynamics import GD, NormalizedGD, Problem
-from attnsvm.losses import LOSSES
-from attnsvm.smoothness import smoothness_constant
-from attnsvm.strategies import keyed_datasets
-from attnsvm.svm import att_svm
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import keyed_datasets
+from attnsvm.dynamics import GD, NormalizedGD, Problem, limits
+from attnsvm.dynamics.smoothness import smoothness_constant
+from attnsvm.svm import att_svm, geometry
 
 GD_STEPS = 512
 NGD_STEPS = 128
@@ -50,7 +50,7 @@ def rule_of(inst):
 
 def limits_of(inst, budget, steps: int | None = None, extend_on=("undecided", "other")) -> tuple[list[limits.Limit], dict]:
     """Run every start of the instance (`steps` x horizon iterations, default by rule) and
-    classify its limit (`attnsvm.limits.run_to_limit`)."""
+    classify its limit (`attnsvm.dynamics.limits.run_to_limit`)."""
     ds, P = inst.dataset, inst.params
     rule, default = rule_of(inst)
     starts = np.asarray(P["starts"], dtype=float)

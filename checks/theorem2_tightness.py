@@ -4,7 +4,7 @@ the GMM". Theorem 2(b) needs n = 1, and the search shows it: datasets with n = 2
 (integer tokens, W = I) that have a locally optimal selection other than the GMM, with one
 start at r p_mm(alpha) for such an LMM alpha (r in {2, 3, 4}) and one start in {-2, ..., 2}^2.
 
-The conclusion is Theorem 2's (`checks.theorem2.to_gmm`, proxy of `attnsvm.limits`) at a
+The conclusion is Theorem 2's (`checks.theorem2.to_gmm`, proxy of `attnsvm.dynamics.limits`) at a
 shorter horizon (HORIZON x budget horizon GD steps, extended 4x before a failure is
 accepted; an undecided start is reported undecided at once: the search only needs failures): a start fails the claim when its steps align with the
 p_mm(alpha) of the tokens alpha != opt that it selects, its norm grows and 1 - corr(p_t,
@@ -15,11 +15,16 @@ to the GMM exactly."""
 from hypothesis import assume
 from hypothesis import strategies as st
 
-from attnsvm import hypotheses as hyp
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.strategies import integer_datasets
-
-from checks.theorem2 import TOL, limits_of, lmm_aimed_starts, other_lmm_directions, step_size
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import integer_datasets
+from checks.theorem2 import (
+    TOL,
+    limits_of,
+    lmm_aimed_starts,
+    other_lmm_directions,
+    step_size,
+)
 
 HORIZON = 64
 
@@ -60,7 +65,7 @@ claim = Claim(
     ),
     conclusion=every_start_to_gmm,
     instances=_instances,
-    proxy=f"Theorem 2's proxy (attnsvm.limits) for GD with eta = 1/L_p over {HORIZON} x horizon steps (4x to confirm a failure); "
+    proxy=f"Theorem 2's proxy (attnsvm.dynamics.limits) for GD with eta = 1/L_p over {HORIZON} x horizon steps (4x to confirm a failure); "
           f"a start refutes when at 4x the horizon 1 - corr(-grad L, p_mm(alpha)) <= {TOL.align} for its max-softmax "
           f"tokens alpha != opt, ||p_t|| grows and 1 - corr(p_t, p_mm(alpha)) is not increasing (or <= {TOL.floor})",
 )

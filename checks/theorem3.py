@@ -15,7 +15,7 @@ every rung fails decisively. A rung passes when
 - Lemma 7 (L3), the gradient is at least as aligned with p_mm as with p up to a factor
   1 + pi that shrinks with R: rho(p) = <grad L, p/||p||> / <grad L, p_mm/||p_mm||> has
   max over the points at 8R <= 1 + PI_TOL (the step that makes corr(p_t, p_mm) -> 1);
-- GD itself, eta = 1/L_p (attnsvm.smoothness), `starts` seeded starts in C_{mu,R}, STEPS x
+- GD itself, eta = 1/L_p (attnsvm.dynamics.smoothness), `starts` seeded starts in C_{mu,R}, STEPS x
   horizon steps: every recorded iterate stays in cone_mu(p_mm), ||p_t|| grows, the final
   max-logit tokens are alpha. A run that stalls (gradient below float64's range) is
   INCONCLUSIVE, never a pass.
@@ -27,12 +27,14 @@ finite proxy checks those premises on samples and watches GD for a finite horizo
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import dynamics, geometry, model
-from attnsvm import hypotheses as hyp
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.losses import LOSSES
-from attnsvm.smoothness import smoothness_constant
-from attnsvm.strategies import gaussian_datasets, keyed_datasets
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import gaussian_datasets, keyed_datasets
+from attnsvm.dynamics.smoothness import smoothness_constant
+from attnsvm.svm import geometry
 
 RUNGS = 4
 BANDS = (1.0, 2.0, 4.0, 8.0)

@@ -5,7 +5,7 @@ position, for a unit q that is not an LMM direction, the path restricted to a co
 
 does not converge to q: either ||p(R)|| stays bounded or lim p(R)/R != q.
 
-p(R) is computed by `attnsvm.regpath.path` with the cone and the norm lower bound, on the grid
+p(R) is computed by `attnsvm.dynamics.regpath.path` with the cone and the norm lower bound, on the grid
 R_k = R0 2^k, k = 1..G (G = 5 at quick, +1 per horizon doubling), from q, points on the cone's
 boundary, seeded points inside it and every LMM direction inside it.
 
@@ -26,12 +26,13 @@ import sympy as sp
 import torch
 from hypothesis import strategies as st
 
-from attnsvm import geometry, model, regpath
-from attnsvm import hypotheses as hyp
+from attnsvm.attention import model
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.dynamics import Problem
-from attnsvm.losses import LOSSES
-from attnsvm.strategies import gaussian_datasets, keyed_dataset
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import gaussian_datasets, keyed_dataset
+from attnsvm.dynamics import Problem, regpath
+from attnsvm.svm import geometry
 
 PLATEAU = 1e-3
 LAST = 3

@@ -17,7 +17,7 @@ Mixtures away from the vertices and from alpha are not checked (the margin is no
 the mixture); C1 + C2 is what we can decide exactly, and it is what the paper's example
 (Y_i v^T x_{i1} = 1 > Y_i v^T x_it) satisfies.
 
-The path is solved by `attnsvm.regpath.joint_path` on the ray r = kappa R, R = 2^k s, k < G
+The path is solved by `attnsvm.dynamics.regpath.joint_path` on the ray r = kappa R, R = 2^k s, k < G
 (s = max(||v_mm||, ||p_mm||), G = 6 at quick, +1 per horizon doubling; kappa = the instance's
 r_over_R, 1 here: under Assumption C every input is a support vector, all inputs' loss terms
 share the factor e^{-r/||v_mm||} and kappa does not change the limit), from the pairs
@@ -37,10 +37,13 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from attnsvm import certificates, model, regpath, svm
+from attnsvm import svm
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
-from attnsvm.data import Dataset
-from attnsvm.trends import loglog_slope
+from attnsvm.dynamics import regpath
+from attnsvm.dynamics.trends import loglog_slope
+from attnsvm.svm import certificates
 
 GAP_TOL = 1e-2
 PLATEAU = 1e-3

@@ -19,8 +19,9 @@ from fractions import Fraction
 import numpy as np
 from hypothesis import strategies as st
 
-from attnsvm import certificates, svm
+from attnsvm import svm
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.svm import certificates
 from checks.theorem5 import (
     EXTEND,
     GAP_TOL,
@@ -54,7 +55,7 @@ def assumption_C_support(inst) -> bool:
 def shift_conditions(ds, alpha) -> list[tuple]:
     """Per non-support input i and token t != alpha_i, exactly: (m_i, c_it, v.v, P.P) with
     m_i = Y_i v_mm^T x_{i,alpha_i} (> 1), c_it = (k_{i,alpha_i} - k_it)^T P, P = p_relax exact."""
-    from attnsvm import model
+    from attnsvm.attention import model
 
     _, lab = label_result_all(ds, alpha)
     _, rel = relaxed_target(ds, alpha)
@@ -98,7 +99,7 @@ def shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
     p_relax's direction when kappa > kappa*."""
     import cvxpy as cp
 
-    from attnsvm import model
+    from attnsvm.attention import model
 
     v = label_result_all(ds, alpha)[0].x
     m = ds.Y * np.einsum("nd,d->n", ds.X[np.arange(ds.n), alpha], v)

@@ -1,1 +1,1 @@
-"""counterexamples of attnsvm: one module per result id (see attnsvm.registry)."""
+"""counterexamples of attnsvm: one module per result id (see attnsvm.claims.registry)."""

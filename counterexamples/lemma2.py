@@ -1,7 +1,7 @@
 """Lemma 2: each hypothesis dropped in turn; the claim's integer strategy then searches
 datasets violating it for an infeasible (ATT-SVM), shown by an exact Farkas certificate."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "common_label": Search(note="mixed labels: the same tokens must be separated both ways"),

@@ -2,7 +2,7 @@
 Cov_s(K p_mm, gamma) can be negative (a lower-score token with the larger logit), so p_mm
 is an ascent direction at some p."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "assumption_B": Search(note="T = 3..4 with free integer scores: a low-score token outranking a better non-optimal one"),

@@ -2,7 +2,7 @@
 W_mm, whose nuclear norm exceeds the optimum on data where the two differ; dropping m >= d
 (m = 1) confines K Q^T to rank one, which cannot reach a rank-2 W*_mm."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "kq_parameterisation": Search(note="training W converges to the Frobenius W_mm, not a nuclear-norm solution"),

@@ -14,7 +14,7 @@ Assumption A is not searched (only library losses are encoded; a non-decreasing 
 has no stored form) and neither is GMM feasibility (without it p_mm does not exist, so the
 conclusion cannot be evaluated)."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "strict_optimality": Search(note="two tied top-score tokens: the path separates the tied pair from the rest, "

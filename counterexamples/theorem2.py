@@ -2,7 +2,7 @@
 optimal non-optimal token can attract GD, which then converges in direction to that LMM's
 p_mm instead of the GMM. n = 1 itself is shown necessary by `theorem2-tightness` (n = 2)."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "assumption_B": Search(note="n = 1, T = 3, free scores; one start aimed at r p_mm(alpha) of a non-global LMM"),

@@ -12,7 +12,7 @@ q" fail, with an aimed search.
   feasible, there are no LMMs at all, and the path separates the pair from the third token
   along q. The LMM set then fails to describe the limits."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "q_not_lmm": Search(note="q = p_mm(alpha) of an LMM: the restricted path converges to q"),

@@ -16,7 +16,7 @@ Assumption C over S is not searched: on Figure-3-like and small integer data we 
 instance where dropping it breaks the conclusion while the path still selects alpha (the
 instances that violate it mostly fail the premise "the path selects alpha")."""
 
-from attnsvm.registry import Search
+from attnsvm.claims.registry import Search
 
 SEARCHES = {
     "r_dominates_R": Search(note="r = kappa R with kappa < kappa*: the non-support input still binds, p misses p_relax"),

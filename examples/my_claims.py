@@ -1,14 +1,15 @@
 """Example user claims in attnsvm's vocabulary: `attnsvm check examples/my_claims.py`.
 
 Each module-level Claim is checked; `expected` pins the verdict the author wants (the
-command exits 1 otherwise). Pin them in pytest with `attnsvm.testing.assert_verdict`.
+command exits 1 otherwise). Pin them in pytest with `attnsvm.claims.testing.assert_verdict`.
 """
 
 from hypothesis import strategies as st
 
-from attnsvm import geometry, model
+from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
-from attnsvm.strategies import instances, integer_datasets
+from attnsvm.claims.strategies import instances, integer_datasets
+from attnsvm.svm import geometry
 
 
 def strict_optimality(inst):

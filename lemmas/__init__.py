@@ -1,1 +1,1 @@
-"""lemmas of attnsvm: one module per result id (see attnsvm.registry)."""
+"""lemmas of attnsvm: one module per result id (see attnsvm.claims.registry)."""

@@ -4,7 +4,7 @@ sparsifies while a normalized (or Polyak) step does not.
 
 sympy checks, for T = 3 tokens with keys k_t in R^2, scores gamma_t and softmax s on the simplex:
 (a) K^T S'(a) gamma = sum_t s_t (gamma_t - f)(k_t - k_ref), f = <s, gamma> (the cancellation-free
-    form of attnsvm.gradients; the k_ref term drops because sum_t s_t (gamma_t - f) = 0);
+    form of attnsvm.attention.gradients; the k_ref term drops because sum_t s_t (gamma_t - f) = 0);
 (b) gamma_t - f = sum_u s_u (gamma_t - gamma_u).
 Closing step: every term with t != ref carries s_t, so ||grad L|| <= |loss'| * 2 max|gamma| *
 max_t ||k_t - k_ref|| * (1 - s_ref): a GD step with eta = 1/L_p moves W by O(1 - s_ref), which

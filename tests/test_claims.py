@@ -7,9 +7,9 @@ import pytest
 from hypothesis import strategies as st
 
 from attnsvm import claims as C
-from attnsvm.strategies import instances, integer_datasets
-from attnsvm.testing import assert_verdict
-from attnsvm.cli import load_claims_file
+from attnsvm.claims.strategies import instances, integer_datasets
+from attnsvm.claims.testing import assert_verdict
+from attnsvm.interfaces.cli import load_claims_file
 
 ints = lambda: instances(integer_datasets(n=st.integers(1, 2), T=st.integers(2, 3), d=st.integers(1, 2)))
 always = C.Hypothesis("always", "no restriction", lambda inst: True)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from attnsvm import cli
+from attnsvm.interfaces import cli
 
 TIGHT = {"name": "tightness", "X": [[[1, 0], [0, 0]], [[0, 0], [2, 1]]], "Y": [1, 1], "v": [1, -3]}
 
@@ -121,7 +121,7 @@ def test_broken_claim_file_is_one_line(monkeypatch, capsys, tmp_path):
 
 
 def test_interrupted_check_keeps_finished_parts(monkeypatch, capsys, tmp_path):
-    from attnsvm import runner
+    from attnsvm.claims import runner
 
     real = runner.reports
 
@@ -145,7 +145,7 @@ def test_every_stored_witness_replays_from_its_file_on_the_torch_path(monkeypatc
     """`attnsvm replay FILE` re-verifies each stored witness (its `source` resolves to its
     claim), here with the fused kernel off: a refutation that held only under one gradient
     path's rounding would be fragile (the runner's tests replay them on the kernel)."""
-    from attnsvm import fused
+    from attnsvm.attention import fused
     monkeypatch.setenv("ATTNSVM_FUSED", "0")
     fused.reset()
     try:

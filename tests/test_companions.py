@@ -1,4 +1,4 @@
-"""The companion papers (SPEC.md B, C): cross-attention core (attnsvm.cross) and the ids
+"""The companion papers (SPEC.md B, C): cross-attention core (attnsvm.dynamics.cross) and the ids
 tfsvm-* and rates-*."""
 
 import numpy as np
@@ -7,8 +7,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnsvm import cross, dynamics, model
-from attnsvm.strategies import gaussian_dataset
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.claims.strategies import gaussian_dataset
+from attnsvm.dynamics import cross
 
 
 def _autograd_W(ds, W, loss="logistic"):
@@ -139,8 +141,8 @@ def test_per_instance_rules_equal_separate_runs():
 
 # ---- results: every verdict pinned ------------------------------------------------------------
 
-from attnsvm import registry, runner, svm  # noqa: E402
-from attnsvm.claims import Verdict, get_budget  # noqa: E402
+from attnsvm import svm  # noqa: E402
+from attnsvm.claims import Verdict, get_budget, registry, runner  # noqa: E402
 
 IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "tfsvm-mlp", "rates-global", "rates-speedup")
 
@@ -169,7 +171,7 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 
 # ---- the measurement helpers ------------------------------------------------------------------
 
-from attnsvm.trends import loglog_slope  # noqa: E402
+from attnsvm.dynamics.trends import loglog_slope  # noqa: E402
 from checks.tfsvm_frobenius import judge, limit_estimate  # noqa: E402
 
 
@@ -222,7 +224,7 @@ def test_margin_normalized_is_scale_free_and_zero_excess_at_w_mm(seed, scale):
 
 def _witness_instance(name):
     from attnsvm.claims import Instance
-    from attnsvm.data import read_json
+    from attnsvm.files import read_json
 
     return Instance.from_json(read_json(registry.WITNESS_DIR / f"{name}.json")["instance"])
 
@@ -260,7 +262,7 @@ def test_rank_exact_on_known_matrices():
 
 
 def test_rates_picture(tmp_path):
-    from attnsvm.plotting import plot_result
+    from attnsvm.interfaces.plotting import plot_result
 
     out = tmp_path / "rates.png"
     info = plot_result("rates-speedup", out, seed=0, budget="quick")
@@ -273,7 +275,7 @@ def test_rates_picture(tmp_path):
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 10**6), scale=st.sampled_from([0.3, 3.0, 30.0]))
 def test_head_problem_gradient_matches_autograd(seed, scale):
-    from attnsvm.heads import MLPHead
+    from attnsvm.attention.heads import MLPHead
 
     rng = np.random.default_rng(seed)
     ds = gaussian_dataset(seed, 2, 3, 3)

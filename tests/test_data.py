@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from hypothesis import given
 
-from attnsvm.data import Dataset, dataset_from_json, load_dataset, write_json_atomic
+from attnsvm.attention.data import Dataset, dataset_from_json, load_dataset
+from attnsvm.claims.strategies import integer_datasets
 from attnsvm.errors import DatasetError, UserError
-from attnsvm.strategies import integer_datasets
+from attnsvm.files import write_json_atomic
 
 GOOD = {"X": [[[1, 0], [0, "1/3"]]], "Y": [1], "v": [1, "-3/7"]}
 

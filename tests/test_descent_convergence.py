@@ -9,12 +9,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnsvm import dynamics, geometry, limits, model, registry, runner
-from attnsvm.claims import Instance, get_budget, replay_witness
-from attnsvm.data import Dataset, read_json
-from attnsvm.dynamics import GD, Problem
-from attnsvm.smoothness import smoothness_constant
-from attnsvm.strategies import keyed_dataset, keyed_datasets
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
+from attnsvm.claims import Instance, get_budget, registry, replay_witness, runner
+from attnsvm.claims.strategies import keyed_dataset, keyed_datasets
+from attnsvm.dynamics import GD, Problem, limits
+from attnsvm.dynamics.smoothness import smoothness_constant
+from attnsvm.files import read_json
+from attnsvm.svm import geometry
 
 IDS = ["lemma4", "lemma6", "theorem2", "theorem2-tightness"]
 HAND = Dataset.from_arrays([[[1, 0], [0, 0]], [[0, 0], [2, 1]]], [1, 1], [1, -3], name="hand")

@@ -1,4 +1,4 @@
-"""The fused C kernel of the light gradient (attnsvm.fused) against the eager torch path and a
+"""The fused C kernel of the light gradient (attnsvm.attention.fused) against the eager torch path and a
 60-digit reference: same selected tokens, direction and log-norm, at any saturation, with score
 ties, inputs without terms, every library loss and a custom one; its fallbacks when it cannot
 run; and whole batched runs that take the same path either way."""
@@ -12,12 +12,14 @@ import sys
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, strategies as st
-
-from attnsvm import dynamics, fused
-from attnsvm.gradients import linear_head_grad
-from attnsvm.losses import LOSSES, custom, get_loss
+from hypothesis import given
+from hypothesis import strategies as st
 from test_gradient_fastpath import mp_grad
+
+from attnsvm import dynamics
+from attnsvm.attention import fused
+from attnsvm.attention.gradients import linear_head_grad
+from attnsvm.attention.losses import LOSSES, custom, get_loss
 
 COMPILER = shutil.which(os.environ.get("CC") or "cc") or shutil.which("gcc")
 pytestmark = pytest.mark.skipif(fused.library() is None and not COMPILER, reason=f"fused kernel {fused.status()}")
@@ -169,7 +171,7 @@ def test_a_damaged_cached_build_is_replaced(monkeypatch, tmp_path, restore_libra
     (built,) = tmp_path.glob("fused_grad-*.so")
     built.unlink()                             # (a new file: this process still maps the old one)
     built.write_bytes(b"truncated")
-    out = subprocess.run([sys.executable, "-c", "from attnsvm import fused; print(fused.status())"],
+    out = subprocess.run([sys.executable, "-c", "from attnsvm.attention import fused; print(fused.status())"],
                          capture_output=True, text=True, env={**os.environ, "ATTNSVM_CACHE_DIR": str(tmp_path)},
                          check=True)
     assert out.stdout.startswith("on (") and built.stat().st_size > 1000 and sorted(tmp_path.glob("*")) == [built]

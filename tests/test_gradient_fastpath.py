@@ -9,12 +9,20 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from attnsvm import dynamics, model
-from attnsvm.gradients import CHAIN_MAX_DIM, ROUNDING, STATS, Keys, linear_head_grad
-from attnsvm.losses import LOSSES, get_loss
-from attnsvm.strategies import gaussian_dataset
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.gradients import (
+    CHAIN_MAX_DIM,
+    ROUNDING,
+    STATS,
+    Keys,
+    linear_head_grad,
+)
+from attnsvm.attention.losses import LOSSES, get_loss
+from attnsvm.claims.strategies import gaussian_dataset
 
 seeds = st.integers(0, 10_000)
 losses = st.sampled_from(sorted(LOSSES))

@@ -4,8 +4,7 @@ from the stored witness and from a fresh seeded search)."""
 import pytest
 import sympy as sp
 
-from attnsvm import registry, runner
-from attnsvm.claims import Verdict, get_budget
+from attnsvm.claims import Verdict, get_budget, registry, runner
 
 QUICK = get_budget("quick")
 

@@ -7,13 +7,16 @@ import mpmath
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from attnsvm import dynamics, geometry, model
-from attnsvm.gradients import Grad, linear_head_grad
-from attnsvm.heads import MLPHead
-from attnsvm.losses import LOSSES, custom, get_loss
-from attnsvm.strategies import gaussian_dataset
+from attnsvm import dynamics
+from attnsvm.attention import model
+from attnsvm.attention.gradients import Grad, linear_head_grad
+from attnsvm.attention.heads import MLPHead
+from attnsvm.attention.losses import LOSSES, custom, get_loss
+from attnsvm.claims.strategies import gaussian_dataset
+from attnsvm.svm import geometry
 
 seeds = st.integers(0, 10_000)
 losses = st.sampled_from(sorted(LOSSES))

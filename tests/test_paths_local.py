@@ -1,12 +1,15 @@
-"""Regularization paths (attnsvm.regpath) on instances with known answers, and the verdicts
+"""Regularization paths (attnsvm.dynamics.regpath) on instances with known answers, and the verdicts
 of theorem1, theorem3, theorem4, theorem5, theorem6 (derivation, check, necessity)."""
 
 import numpy as np
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from attnsvm import dynamics, losses, regpath
+from attnsvm import dynamics
+from attnsvm.attention import losses
+from attnsvm.dynamics import regpath
 
 F64 = torch.float64
 
@@ -95,8 +98,10 @@ def test_relaxed_problem_on_figure_3b_is_exact():
     """Figure 3(b): S = {1, 2} (input 3 is no support vector of the label SVM); problem (10)
     needs only (k_32 - k_31)^T p >= 0 for input 3, so p_relax = (1, 0) while p_mm = (5/4, 1/4)."""
     from fractions import Fraction
-    from attnsvm import certificates, svm
-    from attnsvm.data import Dataset
+
+    from attnsvm import svm
+    from attnsvm.attention.data import Dataset
+    from attnsvm.svm import certificates
 
     ds = Dataset.from_arrays([[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], ["1/2", "3/2"]]], [1, -1, 1], [0, 1])
     relaxed = certificates.certify(svm.relaxed_att_svm(ds, [1, 1, 1], [0, 1]))
@@ -111,7 +116,8 @@ def test_right_hand_side_certificates_agree_with_cvxpy(seed, m, d):
     """A x >= b with b in {0, 1}: quadprog and cvxpy agree on status and (to cvxpy's interior-point
     accuracy, ~1e-4 when b has zeros) on the optimum; the exact certificate (KKT or Farkas with
     b^T lam > 0) verifies, and its x is feasible exactly."""
-    from attnsvm import certificates, svm
+    from attnsvm import svm
+    from attnsvm.svm import certificates
 
     rng = np.random.default_rng(seed)
     prob = svm.MarginProblem(rng.integers(-2, 3, size=(m, d)).astype(float), b=rng.integers(0, 2, size=m).astype(float))
@@ -126,8 +132,11 @@ def test_right_hand_side_certificates_agree_with_cvxpy(seed, m, d):
 
 # ---- verdicts of theorem1, theorem3, theorem4, theorem5, theorem6 ---------------------------------
 
-from attnsvm import registry, runner  # noqa: E402
-from attnsvm.claims import get_budget  # noqa: E402
+from attnsvm.claims import (  # noqa: E402
+    get_budget,  # noqa: E402
+    registry,
+    runner,
+)
 
 IDS = ("theorem1", "theorem3", "theorem4", "theorem5", "theorem6")
 
@@ -165,8 +174,8 @@ def test_figure3_assumption_C_and_kappa_star_are_exact():
     """Figure 3(a) meets Assumption C (all three inputs support vectors with positive multipliers);
     Figure 3(b) does not (input 3 is off the margin), and its kappa* is exactly 1: the buffer
     (m - 1)/||v_mm|| = 1/2 against the deficit 1 - c = 1/2 of problem (10)'s direction (1, 0)."""
-    from checks import theorem5, theorem6
     from attnsvm.claims import Instance
+    from checks import theorem5, theorem6
 
     a, b = theorem5.figure3(), theorem5.figure3(("1/2", "3/2"))
     inst = lambda ds, k=1: Instance(ds, {"alpha": theorem5.best_selection(ds), "loss": "logistic", "seed": 0, "r_over_R": k})

@@ -6,12 +6,12 @@ import os
 import numpy as np
 import pytest
 
-from attnsvm import plotting
+from attnsvm.attention.data import Dataset
 from attnsvm.claims import Budget
-from attnsvm.data import Dataset
 from attnsvm.errors import UserError
-from attnsvm.plotting import common
-from attnsvm.plotting.dataset import plot_dataset
+from attnsvm.interfaces import plotting
+from attnsvm.interfaces.plotting import common
+from attnsvm.interfaces.plotting.dataset import plot_dataset
 
 PNG = b"\x89PNG\r\n\x1a\n"
 SHORT = Budget("test", 1, 0.25)

@@ -2,8 +2,7 @@
 as stated are replayed as `witness:` parts; internal errors are INCONCLUSIVE, never a pass."""
 
 
-from attnsvm import registry, runner
-from attnsvm.claims import Verdict
+from attnsvm.claims import Verdict, registry, runner
 
 
 def test_every_registered_result_is_encoded():

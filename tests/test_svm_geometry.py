@@ -4,12 +4,15 @@ wrong solution is rejected; Definition 2 on the tightness instance of SPEC.md.""
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
-from attnsvm import geometry, model, svm
-from attnsvm.certificates import certify
-from attnsvm.data import Dataset
-from attnsvm.strategies import gaussian_dataset, integer_datasets
+from attnsvm import svm
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
+from attnsvm.claims.strategies import gaussian_dataset, integer_datasets
+from attnsvm.svm import geometry
+from attnsvm.svm.certificates import certify
 
 TIGHT = Dataset.from_arrays([[[1, 0], [0, 0]], [[0, 0], [2, 1]]], [1, 1], [1, -3], name="tightness")
 

@@ -1,4 +1,4 @@
-"""attnsvm.sweeps: Figure-9 classification against exhaustive Definition-2 geometry, resumable
+"""attnsvm.interfaces.sweeps: Figure-9 classification against exhaustive Definition-2 geometry, resumable
 shards, batched vs one-at-a-time reference, statistics behind the verdicts, CLI errors."""
 
 from __future__ import annotations
@@ -12,11 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attnsvm import geometry
-from attnsvm.data import Dataset
+from attnsvm.attention.data import Dataset
 from attnsvm.errors import UserError
-from attnsvm.sweeps import fig9, stats
-from attnsvm.sweeps.shards import InlineExecutor, Shard, open_store, run_shards
+from attnsvm.interfaces.sweeps import fig9, stats
+from attnsvm.interfaces.sweeps.shards import (
+    InlineExecutor,
+    Shard,
+    open_store,
+    run_shards,
+)
+from attnsvm.svm import geometry
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = fig9.Settings(n=2, T=3, dims=(2, 3), trials=8, steps=300, shard_size=4, seed=3)
@@ -148,7 +153,7 @@ def test_trend_and_bound_checks():
 
 
 def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-c", "from attnsvm.cli import main; main()", "reproduce", *args],
+    return subprocess.run([sys.executable, "-c", "from attnsvm.interfaces.cli import main; main()", "reproduce", *args],
                           capture_output=True, text=True, cwd=cwd)
 
 
@@ -176,7 +181,7 @@ def test_tfsvm_rank_tiny(tmp_path):
     """Every feasible W_mm has rank <= n (KKT form), the nuclear solution's rank never exceeds
     it here, and the W-SVM rows match the exact-row W-SVM of the core."""
     from attnsvm import svm
-    from attnsvm.sweeps import tfsvm_rank as R
+    from attnsvm.interfaces.sweeps import tfsvm_rank as R
 
     s = R.Settings(ns=(2,), Ts=(3,), dims=(1, 2, 4), trials=2)
     summary, records = R.sweep(s, tmp_path, InlineExecutor())
@@ -194,7 +199,7 @@ def test_tfsvm_rank_tiny(tmp_path):
 def test_tfsvm_local_tiny_both_normalizations(tmp_path):
     """W runs approach W_mm (Frobenius); K Q^T runs are closer to W*_mm (nuclear) than to W_mm,
     whichever way the (K, Q) gradient is normalised; the setting is part of the stored settings."""
-    from attnsvm.sweeps import tfsvm_local as L
+    from attnsvm.interfaces.sweeps import tfsvm_local as L
 
     finals = {}
     for how in ("per-factor", "joint"):

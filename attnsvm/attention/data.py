@@ -1,0 +1,214 @@
+"""Datasets `(X, Y, v, W, u, z)` of the papers (SPEC.md, "Model and risk"), JSON I/O, validation.
+
+JSON format::
+
+    {"X": [[[..]]], "Y": [..], "v": [..], "W": [[..]], "u": [..], "z": [[..]], "name": ".."}
+
+Numbers may be JSON numbers or exact rational strings such as ``"-3/7"``; exact values are
+kept (`Dataset.exact`) so certificates are checked in rational arithmetic.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from attnsvm.errors import DatasetError
+from attnsvm.files import read_json
+
+FIELDS = ("X", "Y", "v", "W", "u", "z")
+
+
+def _to_fraction(x: Any, where: str) -> Fraction:
+    if isinstance(x, bool):
+        raise DatasetError(f"{where}: expected a number, got a boolean")
+    if isinstance(x, int):
+        return Fraction(x)
+    if isinstance(x, float):
+        if not math.isfinite(x):
+            raise DatasetError(f"{where}: non-finite value {x}")
+        return Fraction(x)
+    if isinstance(x, str):
+        s = x.strip()
+        if s.lower() in {"nan", "inf", "-inf", "+inf", "infinity", "-infinity"}:
+            raise DatasetError(f"{where}: non-finite value {x!r}")
+        try:
+            return Fraction(s)
+        except (ValueError, ZeroDivisionError):
+            raise DatasetError(f"{where}: {x!r} is not a number or rational like '-3/7'") from None
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (np.floating, np.integer)):
+        return _to_fraction(x.item(), where)
+    raise DatasetError(f"{where}: expected a number, got {type(x).__name__}")
+
+
+def _exact_array(value: Any, ndim: int, name: str) -> np.ndarray:
+    """Nested lists -> object array of Fractions with exactly `ndim` dimensions."""
+
+    def depth_shape(v, path):
+        if isinstance(v, (list, tuple)):
+            if len(v) == 0:
+                raise DatasetError(f"{name}{path}: empty list")
+            shapes = [depth_shape(e, f"{path}[{i}]") for i, e in enumerate(v)]
+            if any(s != shapes[0] for s in shapes):
+                raise DatasetError(f"{name}{path}: ragged array (rows of different lengths)")
+            return (len(v),) + shapes[0]
+        return ()
+
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    shape = depth_shape(value, "")
+    if len(shape) != ndim:
+        raise DatasetError(f"{name}: expected a {ndim}-D array, got {len(shape)}-D with shape {shape}")
+    flat = np.empty(int(np.prod(shape)), dtype=object)
+    items = []
+    def collect(v, path):
+        if isinstance(v, (list, tuple)):
+            for i, e in enumerate(v):
+                collect(e, f"{path}[{i}]")
+        else:
+            items.append(_to_fraction(v, f"{name}{path}"))
+    collect(value, "")
+    flat[:] = items
+    return flat.reshape(shape)
+
+
+def to_float(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64) if a.dtype != object else np.array([float(x) for x in a.ravel()]).reshape(a.shape)
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """n inputs of T tokens in R^d, labels in {-1,+1}, head v, key-query W, optional query u / z.
+
+    Float64 arrays for numerics; `exact` holds the same values as Fractions (object arrays).
+    Construct with `Dataset.from_arrays` (validates) or `load_dataset`.
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    v: np.ndarray
+    W: np.ndarray
+    u: np.ndarray | None = None
+    z: np.ndarray | None = None
+    name: str = "dataset"
+    exact: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def n(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def T(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def d(self) -> int:
+        return self.X.shape[2]
+
+    @classmethod
+    def from_arrays(cls, X, Y, v=None, W=None, u=None, z=None, name: str = "dataset") -> "Dataset":
+        """Validate and build. `v` defaults to e_1 only if omitted; `W` defaults to identity."""
+        raw = {"X": X, "Y": Y, "v": v, "W": W, "u": u, "z": z}
+        return cls._from_raw(raw, name)
+
+    @classmethod
+    def _from_raw(cls, raw: dict, name: str) -> "Dataset":
+        if raw.get("X") is None:
+            raise DatasetError("X: missing (expected an n x T x d array)")
+        if raw.get("Y") is None:
+            raise DatasetError("Y: missing (expected n labels in {-1, +1})")
+        exact = {"X": _exact_array(raw["X"], 3, "X"), "Y": _exact_array(raw["Y"], 1, "Y")}
+        n, T, d = exact["X"].shape
+        if n < 1:
+            raise DatasetError("X: need at least one input (n >= 1)")
+        if T < 2:
+            raise DatasetError(f"X: need at least two tokens per input (T >= 2), got T = {T}")
+        if exact["Y"].shape != (n,):
+            raise DatasetError(f"Y: expected {n} labels, got shape {exact['Y'].shape}")
+        bad = [y for y in exact["Y"] if y not in (1, -1)]
+        if bad:
+            raise DatasetError(f"Y: labels must be -1 or +1, got {bad[0]}")
+        if raw.get("v") is None:
+            raise DatasetError("v: missing (expected the linear head, a vector of length d)")
+        exact["v"] = _exact_array(raw["v"], 1, "v")
+        if exact["v"].shape != (d,):
+            raise DatasetError(f"v: expected length d = {d}, got {exact['v'].shape[0]}")
+        if raw.get("W") is None:
+            W = np.empty((d, d), dtype=object)
+            for i in range(d):
+                for j in range(d):
+                    W[i, j] = Fraction(int(i == j))
+            exact["W"] = W
+        else:
+            exact["W"] = _exact_array(raw["W"], 2, "W")
+            if exact["W"].shape != (d, d):
+                raise DatasetError(f"W: expected shape ({d}, {d}), got {exact['W'].shape}")
+        if raw.get("u") is not None:
+            exact["u"] = _exact_array(raw["u"], 1, "u")
+            if exact["u"].shape != (d,):
+                raise DatasetError(f"u: expected length d = {d}, got {exact['u'].shape[0]}")
+            if all(x == 0 for x in exact["u"]):
+                raise DatasetError("u: must be nonzero")
+        if raw.get("z") is not None:
+            exact["z"] = _exact_array(raw["z"], 2, "z")
+            if exact["z"].shape != (n, d):
+                raise DatasetError(f"z: expected shape ({n}, {d}), got {exact['z'].shape}")
+        floats = {k: to_float(a) for k, a in exact.items()}
+        for k, a in floats.items():
+            if not np.all(np.isfinite(a)):
+                raise DatasetError(f"{k}: values overflow float64")
+        if not isinstance(name, str):
+            raise DatasetError("name: expected a string")
+        return cls(X=floats["X"], Y=floats["Y"], v=floats["v"], W=floats["W"],
+                   u=floats.get("u"), z=floats.get("z"), name=name, exact=exact)
+
+    def memo(self, key: str, compute):
+        """A value derived from this (immutable) dataset, computed once: exact keys and
+        scores are reused by every SVM solve and certificate on the same data."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = compute()
+        return cache[key]
+
+    def with_(self, name: str | None = None, **changes) -> "Dataset":
+        """A validated copy with some fields replaced (arrays or nested lists)."""
+        raw = {k: self.exact.get(k) for k in FIELDS}
+        raw.update(changes)
+        return Dataset._from_raw(raw, self.name if name is None else name)
+
+    def to_json(self) -> dict:
+        """JSON-ready dict; values are exact (ints, or rational strings when not integral)."""
+        def enc(a):
+            if isinstance(a, np.ndarray):
+                return [enc(x) for x in a]
+            q = Fraction(a)
+            return int(q) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+        out = {"name": self.name}
+        for k in FIELDS:
+            if k in self.exact:
+                out[k] = enc(self.exact[k])
+        return out
+
+
+def dataset_from_json(obj: Any, where: str = "dataset") -> Dataset:
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}: expected a JSON object with keys X, Y, v")
+    unknown = set(obj) - set(FIELDS) - {"name"}
+    if unknown:
+        raise DatasetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {list(FIELDS) + ['name']}")
+    return Dataset._from_raw(obj, str(obj.get("name", where)))
+
+
+def load_dataset(path: str | os.PathLike) -> Dataset:
+    obj = read_json(path)
+    try:
+        return dataset_from_json(obj, where=str(path))
+    except DatasetError as e:
+        raise DatasetError(f"{path}: {e}") from None

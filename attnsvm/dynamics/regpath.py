@@ -1,0 +1,555 @@
+"""Regularization paths (SPEC.md A: Theorems 1 and 4; Section 3: Theorems 5 and 6).
+
+    p(R) = argmin L(p)  s.t.  ||p|| <= R  [and p in cone_mu(q), ||p|| >= R0 (Theorem 4)]
+    (v, p)(r, R) = argmin L(v, p)  s.t.  ||v|| <= r, ||p|| <= R                 (Section 3)
+
+for linear-head problems (`dynamics.Problem`), batched over instances.
+
+Solver (`descend`): projected descent along the log-domain unit gradient
+(`attnsvm.attention.gradients`), one block of variables at a time, with a step length per instance
+and block that doubles on success and halves on failure. At large R softmax saturates,
+L(p) - L_selected ~ e^{-R} sits far below float64's resolution of L, so trial points are
+compared by `risk_split` (the risk of the selected tokens plus a cancellation-free
+excess, `losses.increment`), never by the rounded value.
+
+Convergence is first-order stationarity, scale-free: with d the unit gradient of a block
+and P the projection onto its region,
+
+    residual = ||x - P(x - tau R d)|| / (tau R)          (tau = TAU)
+
+which on the sphere ||p|| = R is the sine of the angle between -grad L and p. A solve is
+'converged' when every block's residual is <= tol (or, strictly inside the region, when
+||grad|| <= gtol); 'resolution' when the residual is above tol but no trial point is lower
+at float64's resolution (the risk's relative precision is about eps R ||k_t - k_tau||; the
+residual says how far from stationary the point may still be); 'underflow' when a gradient
+left float64's range (log||grad|| < -700: trial points are then incomparable); else 'not
+converged'. Callers must treat 'underflow' and 'not converged' as INCONCLUSIVE and decide
+what residual they accept for 'resolution'.
+
+Steps: each iteration tries, per block, a Newton step (Riemannian on the sphere where the
+ball is active) on log(excess) where the excess is positive (the risk is exponential in its
+tails, where plain Newton gains only a factor e per step) and, where Newton fails and every
+GRADIENT_EVERY iterations, a projected step along the unit gradient (length adapted by
+Barzilai-Borwein, halved on failure); the lower trial is kept if it lowers the risk.
+
+Global optimality is NOT certified (the problems are non-convex): every radius is solved
+from several starts (the previous radius' solution rescaled, plus the caller's candidate
+directions, e.g. every feasible p_mm(alpha)) and the lowest risk wins; `Path.found`
+counts the distinct converged local solutions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import torch
+
+from attnsvm.attention import losses
+from attnsvm.attention.gradients import linear_head_grad
+from attnsvm.dynamics.problem import Problem
+from attnsvm.dynamics.trajectory import intra_op_threads
+
+TAU = 1e-4
+UNDERFLOW_LOG = -700.0
+MIN_STEP = 1e-13          # step lengths stay above MIN_STEP * R (below it x + step == x in float64)
+RESOLUTION_FAILS = 45     # consecutive failed trials (step halved from R to MIN_STEP * R): 'resolution'
+GRADIENT_EVERY = 4        # a gradient trial at least every few iterations, even where Newton succeeds
+
+
+# ---- regions -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Region:
+    """{x : min_radius <= ||x|| <= radius, corr(x, axis) >= cos} per instance (B rows).
+
+    `axis`/`cos` (optional) give a circular cone (cone_mu(q) with cos = 1 - mu, SPEC.md
+    Definition 2); `min_radius` (default 0) Theorem 4's norm lower bound R0."""
+
+    radius: torch.Tensor
+    axis: torch.Tensor | None = None
+    cos: torch.Tensor | None = None
+    min_radius: torch.Tensor | None = None
+
+    def project(self, x: torch.Tensor) -> torch.Tensor:
+        """Projection onto the cone (closed form) then radial clamping into [min_radius, radius];
+        exact for the ball and the ball-cone intersection (both convex, centred at the apex)."""
+        if self.axis is not None:
+            x = project_cone(x, self.axis, self.cos)
+        norm = x.norm(dim=-1, keepdim=True)
+        lo = torch.zeros_like(norm) if self.min_radius is None else self.min_radius[:, None]
+        target = norm.clamp(min=lo, max=self.radius[:, None])
+        safe = torch.where(norm > 0, norm, torch.ones_like(norm))
+        fallback = self.axis if self.axis is not None else torch.nn.functional.one_hot(
+            torch.zeros(x.shape[0], dtype=torch.long, device=x.device), x.shape[-1]).to(x.dtype)
+        unit = torch.where(norm > 0, x / safe, fallback / fallback.norm(dim=-1, keepdim=True))
+        return unit * target
+
+    def on_boundary(self, x: torch.Tensor, rel: float = 1e-9) -> torch.Tensor:
+        return x.norm(dim=-1) >= self.radius * (1 - rel)
+
+    def rows(self, index: torch.Tensor) -> "Region":
+        pick = lambda a: None if a is None else a[index]
+        return Region(self.radius[index], pick(self.axis), pick(self.cos), pick(self.min_radius))
+
+
+def project_cone(x: torch.Tensor, axis: torch.Tensor, cos: torch.Tensor) -> torch.Tensor:
+    """Euclidean projection onto {x : <x, q> >= cos ||x|| ||q||} (0 < cos < 1), rows batched."""
+    q = axis / axis.norm(dim=-1, keepdim=True)
+    a = (x * q).sum(-1, keepdim=True)
+    w = x - a * q
+    b = w.norm(dim=-1, keepdim=True)
+    c = cos[:, None]
+    s = torch.sqrt((1 - c * c).clamp_min(0))
+    inside = a * s >= b * c                              # angle(x, q) <= arccos(cos)
+    polar = a * c + b * s <= 0                           # projection is the apex
+    wu = torch.where(b > 0, w / torch.where(b > 0, b, torch.ones_like(b)), torch.zeros_like(w))
+    edge = c * q + s * wu                                # unit ray of the boundary nearest x
+    onto = (a * c + b * s) * edge
+    return torch.where(inside, x, torch.where(polar, torch.zeros_like(x), onto))
+
+
+# ---- precise risk --------------------------------------------------------------------------
+
+def risk_split(K: torch.Tensor, gamma: torch.Tensor, p: torch.Tensor, loss) -> tuple[torch.Tensor, torch.Tensor]:
+    """L(p) = base + excess, batched (B,). Per input, with ref_i the max-logit token and
+    c_i = sum_t s_it (gamma_{i,ref_i} - gamma_it) = gamma_ref - Y_i f(X_i) (no cancellation):
+    base_i = loss(gamma_ref), excess_i = loss(gamma_ref - c_i) - loss(gamma_ref) (`losses.increment`)
+    where |excess_i| <= base_i / 2 (the saturated regime, where L_i - base_i is far below L_i's
+    resolution), else base_i = loss(Y_i f(X_i)) directly and excess_i = 0 (a good mixture whose
+    risk is far below loss(gamma_ref): splitting would cancel). Two points are compared by
+    (base_a - base_b) + (excess_a - excess_b)."""
+    a = torch.einsum("bntd,bd->bnt", K, p)
+    s = torch.softmax(a, dim=-1)
+    ref = a.argmax(-1, keepdim=True)
+    g_ref = torch.gather(gamma, -1, ref)
+    c = (s * (g_ref - gamma)).sum(-1)
+    g_ref = g_ref.squeeze(-1)
+    base, inc = loss.value(g_ref), losses.increment(loss, g_ref, c)
+    split = inc.abs() <= base.abs() / 2
+    direct = loss.value((s * gamma).sum(-1))
+    return torch.where(split, base, direct).mean(-1), torch.where(split, inc, torch.zeros_like(inc)).mean(-1)
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """Risk (base + excess, see `risk_split`) and, per block, unit gradient, log-norm and
+    (optional, for Newton steps) the block's Hessian divided by the gradient norm."""
+
+    base: torch.Tensor
+    excess: torch.Tensor
+    directions: tuple[torch.Tensor, ...]
+    log_norms: tuple[torch.Tensor, ...]
+    hessians: tuple[torch.Tensor | None, ...] = ()
+    underflow: torch.Tensor | None = None
+
+    def __post_init__(self):
+        if self.underflow is None:      # default: a gradient norm below float64's range
+            lns = torch.stack(list(self.log_norms))
+            object.__setattr__(self, "underflow", (torch.isfinite(lns) & (lns < UNDERFLOW_LOG)).any(0))
+
+    def where(self, mask: torch.Tensor, other: "Evaluation") -> "Evaluation":
+        m1, m2 = mask[:, None], mask[:, None, None]
+        return Evaluation(torch.where(mask, self.base, other.base), torch.where(mask, self.excess, other.excess),
+                          tuple(torch.where(m1, a, b) for a, b in zip(self.directions, other.directions)),
+                          tuple(torch.where(mask, a, b) for a, b in zip(self.log_norms, other.log_norms)),
+                          tuple(None if a is None else torch.where(m2, a, b) for a, b in zip(self.hessians, other.hessians)),
+                          torch.where(mask, self.underflow, other.underflow))
+
+    def take(self, idx) -> "Evaluation":
+        return Evaluation(self.base[idx], self.excess[idx], tuple(d[idx] for d in self.directions),
+                          tuple(l[idx] for l in self.log_norms), tuple(None if h is None else h[idx] for h in self.hessians),
+                          self.underflow[idx])
+
+    def below(self, other: "Evaluation") -> torch.Tensor:
+        """Strictly lower risk than `other`, compared without cancellation."""
+        return (self.base - other.base) + (self.excess - other.excess) < 0
+
+
+Objective = Callable[[tuple[torch.Tensor, ...]], Evaluation]
+
+
+def second_derivative(loss, u: torch.Tensor) -> torch.Tensor:
+    """loss''(u): closed form for the library losses, else autograd through `loss.deriv`
+    (0 for a linear loss)."""
+    if loss is losses.logistic:
+        return torch.sigmoid(u) * torch.sigmoid(-u)
+    if loss is losses.exponential:
+        return torch.exp(-u)
+    if loss is losses.correlation:
+        return torch.zeros_like(u)
+    with torch.enable_grad():
+        x = u.detach().clone().requires_grad_(True)
+        out = loss.deriv(x)
+        if not out.requires_grad:
+            return torch.zeros_like(u)
+        (g,) = torch.autograd.grad(out.sum(), x)
+    return g
+
+
+def scaled_hessian(K: torch.Tensor, gamma: torch.Tensor, p: torch.Tensor, loss) -> torch.Tensor:
+    """Hessian of the linear-head risk divided by its gradient norm, (B, d, d), in the log
+    domain (finite however saturated the softmax is). Per input, with c_t = gamma_t - f,
+    dk_t = k_t - k_ref and m = sum_t s_t dk_t:
+
+        grad f = sum_t s_t c_t dk_t,   hess f = sum_t s_t c_t dk_t dk_t^T - grad f m^T - m grad f^T,
+        hess L = (1/n) sum_i (loss''_i grad f_i grad f_i^T + loss'_i hess f_i)."""
+    a = torch.einsum("bntd,bd->bnt", K, p)
+    log_s = torch.log_softmax(a, dim=-1)
+    s = log_s.exp()
+    f = (s * gamma).sum(-1)
+    c = torch.einsum("bnu,bntu->bnt", s, gamma[..., :, None] - gamma[..., None, :])
+    ref = a.argmax(-1)
+    dk = K - torch.gather(K, 2, ref[..., None, None].expand(-1, -1, 1, K.shape[-1]))
+    lp, lpp = loss.deriv(f), second_derivative(loss, f)
+    log_w = (log_s + torch.log(c.abs()) + torch.log(lp.abs())[..., None]).masked_fill((c == 0) | (lp == 0)[..., None], float("-inf"))
+    M = log_w.flatten(1).max(-1).values
+    M = torch.where(torch.isfinite(M), M, torch.zeros_like(M))
+    w = torch.sign(c) * torch.sign(lp)[..., None] * torch.exp(log_w - M[:, None, None])       # loss'_i s_t c_t / e^M
+    G = torch.einsum("bnt,bntd->bnd", w, dk)                                                 # loss'_i grad f_i / e^M
+    m = torch.einsum("bnt,bntd->bnd", s, dk)
+    H = torch.einsum("bnt,bntd,bnte->bde", w, dk, dk) - torch.einsum("bnd,bne->bde", G, m) - torch.einsum("bnd,bne->bde", m, G)
+    curv = torch.exp(torch.log(lpp.abs()) - 2 * torch.log(lp.abs()) + M[:, None]).nan_to_num(0.0) * torch.sign(lpp)
+    H = H + torch.einsum("bn,bnd,bne->bde", curv, G, G)
+    norm = G.sum(1).norm(dim=-1).clamp_min(1e-300)
+    return H / norm[:, None, None]
+
+
+def _margins(K, gamma, p):
+    return (torch.softmax(torch.einsum("bntd,bd->bnt", K, p), dim=-1) * gamma).sum(-1)
+
+
+def _underflow(log_norm: torch.Tensor, lp: torch.Tensor) -> torch.Tensor:
+    """The gradient is not trustworthy: its norm is below float64's range, or some loss'_i
+    underflowed to 0 (every library loss has loss' < 0). An exactly zero gradient otherwise
+    is a genuine stationary point."""
+    return (torch.isfinite(log_norm) & (log_norm < UNDERFLOW_LOG)) | (lp == 0).any(-1)
+
+
+def linear_head_objective(K: torch.Tensor, gamma: torch.Tensor, loss) -> Objective:
+    """L(p) of a linear-head problem (keys K (B,n,T,d), scores gamma (B,n,T)): one block p."""
+
+    def evaluate(x):
+        (p,) = x
+        g = linear_head_grad(K, gamma, p, loss)
+        base, excess = risk_split(K, gamma, p, loss)
+        return Evaluation(base, excess, (g.direction,), (g.log_norm,), (scaled_hessian(K, gamma, p, loss),),
+                          _underflow(g.log_norm, loss.deriv(_margins(K, gamma, p))))
+    return evaluate
+
+
+def joint_objective(X: torch.Tensor, Y: torch.Tensor, K: torch.Tensor, loss) -> Objective:
+    """L(v, p) = mean_i loss(Y_i v^T X_i^T S(K_i p)) (Section 3), blocks (v, p):
+    grad_v = (1/n) sum_i loss'_i Y_i X_i^T s_i; grad_p as for the linear head with
+    scores gamma_i = Y_i X_i v. X, K (B,n,T,d), Y (B,n)."""
+
+    def evaluate(x):
+        v, p = x
+        gamma = Y[..., None] * torch.einsum("bntd,bd->bnt", X, v)
+        gp = linear_head_grad(K, gamma, p, loss)
+        base, excess = risk_split(K, gamma, p, loss)
+        s = torch.softmax(torch.einsum("bntd,bd->bnt", K, p), dim=-1)
+        feat = torch.einsum("bnt,bntd->bnd", s, X)
+        lp = loss.deriv(Y * torch.einsum("bnd,bd->bn", feat, v))
+        gv = torch.einsum("bn,bnd->bd", lp * Y, feat) / X.shape[1]
+        nv = gv.norm(dim=-1)
+        safe = torch.where(nv > 0, nv, torch.ones_like(nv))
+        dv = torch.where(nv[:, None] > 0, gv / safe[:, None], torch.zeros_like(gv))
+        lpp = second_derivative(loss, Y * torch.einsum("bnd,bd->bn", feat, v))
+        hv = torch.einsum("bn,bnd,bne->bde", lpp, feat, feat) / X.shape[1] / safe[:, None, None]
+        return Evaluation(base, excess, (dv, gp.direction), (torch.log(nv), gp.log_norm),
+                          (hv, scaled_hessian(K, gamma, p, loss)), _underflow(torch.minimum(torch.log(nv), gp.log_norm), lp))
+    return evaluate
+
+
+# ---- the solver ----------------------------------------------------------------------------
+
+SETTLED = ("converged", "resolution")
+
+
+@dataclass
+class Solve:
+    """Result of `descend` for B rows: x (blocks), evaluation, per-row residual (max over
+    blocks), status ('converged' | 'resolution' | 'not converged' | 'underflow'; see the
+    module docstring) and iterations used."""
+
+    x: tuple[torch.Tensor, ...]
+    evaluation: Evaluation
+    residual: torch.Tensor
+    status: list[str]
+    iterations: int
+
+    @property
+    def converged(self) -> torch.Tensor:
+        return torch.tensor([s in SETTLED for s in self.status], device=self.residual.device)
+
+
+def residuals(x, ev: Evaluation, regions: Sequence[Region], gtol: float) -> torch.Tensor:
+    """Max over blocks of the scale-free projected-gradient residual (0 at an interior point
+    whose gradient is below gtol)."""
+    out = []
+    for xb, d, ln, reg in zip(x, ev.directions, ev.log_norms, regions):
+        scale = TAU * reg.radius
+        r = (xb - reg.project(xb - scale[:, None] * d)).norm(dim=-1) / scale
+        interior_flat = ~reg.on_boundary(xb) & (ln <= torch.log(torch.tensor(gtol, dtype=xb.dtype)))
+        out.append(torch.where(interior_flat & ~ev.underflow, torch.zeros_like(r), r))
+    return torch.stack(out).amax(0)
+
+
+def descend(objective: Objective, regions: Sequence[Region], x0: Sequence[torch.Tensor], iters: int = 2000,
+            tol: float = 1e-6, gtol: float = 1e-12, step0: float = 0.25) -> Solve:
+    """Minimise `objective` over the product of `regions` from x0 (one (B, d_j) tensor per
+    block) by projected unit-gradient steps, block by block; see the module docstring."""
+    with intra_op_threads(1):
+        return _descend(objective, regions, x0, iters, tol, gtol, step0)
+
+
+def _descend(objective, regions, x0, iters, tol, gtol, step0) -> Solve:
+    x = [reg.project(xb) for reg, xb in zip(regions, x0)]
+    ev = objective(tuple(x))
+    steps = [step0 * reg.radius.clone() for reg in regions]
+    fails = torch.zeros(x[0].shape[0], dtype=torch.long, device=x[0].device)
+    k = 0
+    for k in range(1, iters + 1):
+        under = ev.underflow
+        done = (residuals(x, ev, regions, gtol) <= tol) | under | (fails >= RESOLUTION_FAILS)
+        if bool(done.all()):
+            break
+        progress = torch.zeros_like(done)
+        for j, reg in enumerate(regions):
+            at = lambda xj: tuple(xj if i == j else xb for i, xb in enumerate(x))
+            H = ev.hessians[j] if j < len(ev.hessians) else None
+            ok = torch.zeros_like(done)
+            trial, et = x[j], ev
+            if H is not None:
+                # Newton on log(excess) where excess > 0 (the risk is exponential in the tails):
+                # hess log E / ||grad|| = H/||grad|| - d d^T ||grad|| / E
+                ratio = torch.exp(ev.log_norms[j] - torch.log(ev.excess.clamp_min(1e-300)))
+                ratio = torch.where(ev.excess > 0, ratio, torch.zeros_like(ratio)).nan_to_num(0.0, posinf=0.0)
+                H = H - ratio[:, None, None] * ev.directions[j][:, :, None] * ev.directions[j][:, None, :]
+                trial, valid = newton_trial(x[j], ev.directions[j], H, reg)
+                et = objective(at(trial))
+                ok = et.below(ev) & valid & ~done
+            if H is None or not bool((ok | done).all()) or k % GRADIENT_EVERY == 0:
+                # a gradient trial where Newton failed (and periodically everywhere: in exponential
+                # tails Newton gains only a constant factor per step); keep the lower of the two
+                gt = reg.project(x[j] - steps[j][:, None] * ev.directions[j])
+                eg = objective(at(gt))
+                gok = eg.below(ev) & ~done
+                bb = torch.minimum(torch.maximum(_bb_length(x[j], gt, ev, eg, j, steps[j]), steps[j] / 10), 10 * steps[j])
+                steps[j] = torch.where(gok, bb, torch.where(ok, steps[j], steps[j] / 2))
+                use_g = gok & (~ok | eg.below(et))
+                trial = torch.where(use_g[:, None], gt, trial)
+                et, ok = eg.where(use_g, et), ok | use_g
+            steps[j] = torch.minimum(torch.maximum(steps[j], MIN_STEP * reg.radius), 2 * reg.radius)
+            x[j] = torch.where(ok[:, None], trial, x[j])
+            ev = et.where(ok, ev)
+            progress |= ok
+        fails = torch.where(progress, torch.zeros_like(fails), fails + 1)
+    res = residuals(x, ev, regions, gtol)
+    under = ev.underflow
+    stuck = (fails >= RESOLUTION_FAILS).tolist()
+    status = ["underflow" if u else "converged" if r <= tol else "resolution" if st else "not converged"
+              for u, r, st in zip(under.tolist(), res.tolist(), stuck)]
+    return Solve(tuple(x), ev, res, status, k)
+
+
+def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Region) -> tuple[torch.Tensor, torch.Tensor]:
+    """A Newton trial point and whether it is defined (positive-definite model), rows batched.
+    d: unit gradient, H: Hessian / ||grad|| (so the step is scale-free). Where the ball is
+    active (on its boundary, gradient pointing outwards) the step is Riemannian on the sphere:
+    (P H P - (<u, d>/R) P) xi = -P d, retracted by rescaling to radius R; elsewhere plain
+    Newton. The result is projected onto the region (cone, if any)."""
+    R = region.radius
+    u = x / x.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    ud = (u * d).sum(-1)
+    sphere = region.on_boundary(x) & (ud < 0)
+    eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand_as(H)
+    P = eye - u[:, :, None] * u[:, None, :]
+    A_sph = P @ H @ P - (ud / R)[:, None, None] * P + u[:, :, None] * u[:, None, :]
+    A = torch.where(sphere[:, None, None], A_sph, H)
+    rhs = torch.where(sphere[:, None], -(P @ d[..., None])[..., 0], -d)
+    A = (A + A.transpose(1, 2)) / 2
+    ev = torch.linalg.eigvalsh(A)
+    valid = ev.min(-1).values > 1e-12 * ev.abs().max(-1).values.clamp_min(1e-300)
+    safe = torch.where(valid[:, None, None], A, eye)
+    xi = torch.linalg.solve(safe, rhs[..., None])[..., 0]
+    step = x + xi
+    step = torch.where(sphere[:, None], step / step.norm(dim=-1, keepdim=True).clamp_min(1e-300) * R[:, None], step)
+    ok = valid & torch.isfinite(step).all(-1)
+    return region.project(torch.where(ok[:, None], step, x)), ok
+
+
+def _bb_length(x, new, ev, et, j, fallback):
+    """Next step length (along the unit gradient) after a move x -> new: the Barzilai-Borwein
+    step <s, s>/<s, y> times ||grad||, with both gradients scaled by a common exp(-c) so that
+    nothing underflows; twice the last length when <s, y> <= 0. The caller keeps it within a
+    factor 10 of the last length (the risk is exponential, not quadratic, far from a minimum)."""
+    la, lb = ev.log_norms[j], et.log_norms[j]
+    c = torch.maximum(la, lb)
+    c = torch.where(torch.isfinite(c), c, torch.zeros_like(c))
+    ga = torch.exp(la - c)[:, None] * ev.directions[j]
+    gb = torch.exp(lb - c)[:, None] * et.directions[j]
+    s_ = new - x
+    sy = (s_ * (gb - ga)).sum(-1)
+    bb = (s_ * s_).sum(-1) / torch.where(sy > 0, sy, torch.ones_like(sy)) * torch.exp(lb - c)
+    return torch.where((sy > 0) & torch.isfinite(bb), bb, 2 * fallback)
+
+
+# ---- paths ---------------------------------------------------------------------------------
+
+@dataclass
+class Path:
+    """A regularization path on a grid of radii (G,) for B instances.
+
+    x[j]: block j's solutions (G, B, d_j) (block 0 = p for `path`; (v, p) for `joint_path`);
+    base/excess (G, B): the risk (see `risk_split`); residual (G, B); status[g][b];
+    found (G, B): distinct converged local solutions among the starts (a hint of
+    non-convexity; 1 means every converged start agreed)."""
+
+    radii: torch.Tensor
+    x: tuple[torch.Tensor, ...]
+    base: torch.Tensor
+    excess: torch.Tensor
+    residual: torch.Tensor
+    status: list[list[str]]
+    found: torch.Tensor
+    iterations: list[int] = field(default_factory=list)
+
+    @property
+    def p(self) -> torch.Tensor:
+        return self.x[-1]
+
+    def corr(self, q: torch.Tensor, block: int = -1) -> torch.Tensor:
+        """corr(x(R), q) (G, B) for q (d,) or (B, d)."""
+        x = self.x[block]
+        q = q if q.dim() == 2 else q[None].expand(x.shape[1], -1)
+        return (x * q[None]).sum(-1) / (x.norm(dim=-1) * q.norm(dim=-1)[None]).clamp_min(1e-300)
+
+    def converged(self) -> torch.Tensor:
+        return torch.tensor([[s in SETTLED for s in row] for row in self.status])
+
+
+def _best(ev: Evaluation, B: int, S: int) -> torch.Tensor:
+    """Index (B,) of the lowest-risk start among S per instance (rows ordered b*S + s)."""
+    base, excess = ev.base.view(B, S), ev.excess.view(B, S)
+    rel = (base - base.min(-1, keepdim=True).values) + excess
+    return torch.where(torch.isfinite(rel), rel, torch.full_like(rel, float("inf"))).argmin(-1)
+
+
+def _distinct(xs: torch.Tensor, ok: torch.Tensor, rel: float = 1e-4) -> int:
+    reps: list[torch.Tensor] = []
+    for x, good in zip(xs, ok):
+        if good and all((x - r).norm() > rel * max(1.0, float(r.norm())) for r in reps):
+            reps.append(x)
+    return len(reps)
+
+
+def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for: Callable[[torch.Tensor, torch.Tensor], list[Region]],
+                starts: Sequence[torch.Tensor], radii: torch.Tensor, iters: int, tol: float) -> Path:
+    """Shared solver of `path` and `joint_path`. radii (G, m) (one column per block);
+    starts[j] (B, S, d_j) unit directions. Pass 1 solves every radius from every start in one
+    batch; pass 2 restarts each radius from its neighbours' best solutions, rescaled (a warm
+    start along the grid), and keeps whichever is lower."""
+    B, S = starts[0].shape[:2]
+    G = radii.shape[0]
+    device = starts[0].device
+    # rows ordered (b, g, s)
+    inst = torch.arange(B, device=device).repeat_interleave(G * S)
+    grid = torch.arange(G, device=device).repeat_interleave(S).repeat(B)
+    regions = regions_for(radii[grid], inst)
+    x0 = [st[:, None].expand(B, G, S, -1).reshape(B * G * S, -1) * reg.radius[:, None] for st, reg in zip(starts, regions)]
+    sol = descend(objective_for(inst), regions, x0, iters=iters, tol=tol)
+    pick = (torch.arange(B * G, device=device) * S + _best(sol.evaluation, B * G, S))
+    ok = sol.converged.view(B * G, S)
+    found = torch.tensor([_distinct(sol.x[-1].view(B * G, S, -1)[r], ok[r]) for r in range(B * G)]).view(B, G)
+    best = [xb[pick] for xb in sol.x]                                   # (B*G, d_j), rows (b, g)
+    ev, res, status = sol.evaluation, sol.residual[pick], [sol.status[i] for i in pick.tolist()]
+    ev = Evaluation(ev.base[pick], ev.excess[pick], tuple(d[pick] for d in ev.directions), tuple(l[pick] for l in ev.log_norms))
+    iterations = [sol.iterations]
+    if G > 1:
+        inst2 = torch.arange(B, device=device).repeat_interleave(G)
+        g2 = torch.arange(G, device=device).repeat(B)
+        nb = [torch.where(g2 > 0, g2 - 1, g2 + 1), torch.where(g2 < G - 1, g2 + 1, g2 - 1)]
+        regs2 = regions_for(radii[g2], inst2)
+        tries = []
+        for g_nb in nb:
+            src = inst2 * G + g_nb
+            x0 = [b[src] / b[src].norm(dim=-1, keepdim=True).clamp_min(1e-300) * reg.radius[:, None] for b, reg in zip(best, regs2)]
+            tries.append(descend(objective_for(inst2), regs2, x0, iters=iters, tol=tol))
+        iterations = [sol.iterations] + [t2.iterations for t2 in tries]
+        for t2 in tries:
+            better = t2.evaluation.below(ev) & t2.converged
+            best = [torch.where(better[:, None], a, b) for a, b in zip(t2.x, best)]
+            ev = t2.evaluation.where(better, ev)
+            res = torch.where(better, t2.residual, res)
+            status = [s2 if bt else s1 for s1, s2, bt in zip(status, t2.status, better.tolist())]
+    return Path(radii, tuple(b.view(B, G, -1).transpose(0, 1) for b in best), ev.base.view(B, G).T, ev.excess.view(B, G).T,
+                res.view(B, G).T, [[status[b * G + g] for b in range(B)] for g in range(G)], found.T, iterations)
+
+
+def _unit_starts(starts, B: int, d: int, like: torch.Tensor) -> torch.Tensor:
+    s = torch.as_tensor(starts, dtype=like.dtype, device=like.device)
+    s = s[None].expand(B, -1, -1) if s.dim() == 2 else s
+    if s.shape[0] != B or s.shape[-1] != d:
+        raise ValueError(f"starts must be (S, {d}) or ({B}, S, {d}), got {tuple(s.shape)}")
+    return s / s.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+
+
+def path(problem: Problem, radii: Sequence[float], starts, cone: tuple | None = None, min_radius: float = 0.0,
+         iters: int = 2000, tol: float = 1e-6) -> Path:
+    """p(R) = argmin_{p in region(R)} L(p) for each R in `radii` (increasing), region(R) =
+    {min_radius <= ||p|| <= R} [intersected with cone_mu(q) when cone = (q (B,d) or (d,), mu)].
+
+    `starts` (S, d) or (B, S, d): start directions (nonzero), scaled to each radius; the
+    previous radius' solution is added as a warm start. Returns a `Path` (block 0 = p)."""
+    B, d = problem.batch, problem.dim
+    S = _unit_starts(starts, B, d, problem.K)
+    axis = cos = None
+    if cone is not None:
+        q, mu = cone
+        axis = torch.as_tensor(q, dtype=problem.K.dtype, device=problem.K.device)
+        axis = axis[None].expand(B, -1) if axis.dim() == 1 else axis
+        cos = torch.full((B,), 1.0 - float(mu), dtype=problem.K.dtype, device=problem.K.device)
+
+    def regions_for(R, index):
+        lo = torch.full_like(R[:, 0], float(min_radius))
+        return [Region(R[:, 0], None if axis is None else axis[index], None if cos is None else cos[index],
+                       lo if min_radius > 0 else None)]
+
+    def objective_for(index):
+        return linear_head_objective(problem.K[index], problem.gamma[index], problem.loss)
+
+    R = torch.as_tensor(radii, dtype=problem.K.dtype, device=problem.K.device).reshape(-1, 1)
+    return _solve_grid(objective_for, regions_for, [S], R, iters, tol)
+
+
+def joint_path(X, Y, K, radii: Sequence[tuple[float, float]], v_starts, p_starts, loss="logistic",
+               iters: int = 3000, tol: float = 1e-6) -> Path:
+    """(v, p)(r, R) = argmin L(v, p) s.t. ||v|| <= r, ||p|| <= R (Section 3) for each (r, R) in
+    `radii`; X, K (B,n,T,d), Y (B,n); v_starts, p_starts (S, d) or (B, S, d), paired start by
+    start. Returns a `Path` with blocks (v, p) and radii (G, 2)."""
+    X, K, Y = (torch.as_tensor(a, dtype=torch.float64) for a in (X, K, Y))
+    B, d = X.shape[0], X.shape[-1]
+    loss = losses.get_loss(loss)
+    starts = [_unit_starts(v_starts, B, d, X), _unit_starts(p_starts, B, d, X)]
+    if starts[0].shape[1] != starts[1].shape[1]:
+        raise ValueError("v_starts and p_starts must pair up (same number of starts)")
+    R = torch.as_tensor(radii, dtype=X.dtype, device=X.device).reshape(-1, 2)
+
+    def regions_for(rR, index):
+        return [Region(rR[:, 0]), Region(rR[:, 1])]
+
+    def objective_for(index):
+        return joint_objective(X[index], Y[index], K[index], loss)
+
+    return _solve_grid(objective_for, regions_for, starts, R, iters, tol)
+
+
+# ---- measuring convergence along a path -----------------------------------------------------
+
+def settled(path: Path, index: int = 0, max_residual: float = 1e-3) -> list[bool]:
+    """Per radius: the solve converged, or stopped at float64's resolution with a residual
+    (sine of the angle between -grad L and the normal cone) at most `max_residual`."""
+    return [s[index] == "converged" or (s[index] == "resolution" and float(path.residual[g, index]) <= max_residual)
+            for g, s in enumerate(path.status)]

@@ -1,0 +1,184 @@
+"""Resumable sharded sweeps: a sweep is a list of `Shard`s, each computed by a picklable task
+`task(shard) -> dict` and stored as one JSON file (written atomically, `data.write_json_atomic`).
+
+A rerun skips shards whose file exists and was made with the same settings (`fingerprint`),
+so an interrupted sweep loses nothing it had finished. Shards fan out over any `Executor`:
+anything with `submit(fn, shard) -> future` whose future has `.result()` -- a
+`concurrent.futures` pool (`local_executor`), a `dask.distributed.Client`, or a thin wrapper
+around Ray (`submit = lambda fn, s: ray.remote(fn).remote(s).future()`); attnsvm depends on
+none of them. Results are written by the calling process only.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Callable, Iterable, Protocol, Sequence
+
+from attnsvm.errors import UserError
+from attnsvm.files import write_json_atomic
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work: `key` names the file, `params` (JSON-ready) say what to compute."""
+
+    key: str
+    params: dict
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+class Executor(Protocol):
+    def submit(self, fn: Callable[[Shard], dict], shard: Shard) -> Any: ...
+
+
+class InlineExecutor:
+    """Runs each shard in the calling process when its result is asked for, so shards are
+    computed and saved one at a time (tests, one worker, debugging)."""
+
+    def submit(self, fn, shard):
+        return _Deferred(fn, shard)
+
+
+class _Deferred:
+    def __init__(self, fn, shard):
+        self.fn, self.shard, self.cancelled = fn, shard, False
+
+    def result(self):
+        if self.cancelled:
+            raise cf.CancelledError
+        return self.fn(self.shard)
+
+    def cancel(self):
+        self.cancelled = True
+        return True
+
+
+def _init_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def local_executor(workers: int, threads: int = 1) -> cf.Executor | InlineExecutor:
+    """`workers` local processes of `threads` torch threads each (inline when workers <= 1)."""
+    if workers <= 1:
+        return InlineExecutor()
+    return cf.ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads,))
+
+
+def fingerprint(settings: dict) -> str:
+    """Stable hash of a sweep's settings (JSON, sorted keys)."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Store:
+    """A directory of shard files `<root>/shards/<key>.json`, each {"fingerprint", "shard", "result"}."""
+
+    root: Path
+    fingerprint: str
+
+    def path(self, shard: Shard) -> Path:
+        return self.root / "shards" / f"{shard.key}.json"
+
+    def load(self, shard: Shard) -> dict | None:
+        """The stored result, or None if missing, unreadable or from other settings."""
+        try:
+            obj = json.loads(self.path(shard).read_text())
+        except (OSError, ValueError):
+            return None
+        if obj.get("fingerprint") != self.fingerprint or obj.get("shard") != shard.to_json():
+            return None
+        return obj["result"]
+
+    def save(self, shard: Shard, result: dict) -> None:
+        write_json_atomic(self.path(shard), {"fingerprint": self.fingerprint, "shard": shard.to_json(), "result": result})
+
+
+def open_store(root: str | os.PathLike, settings: dict, name: str) -> Store:
+    """Create or reopen `root` for a sweep with these settings. Reusing a directory made with
+    other settings is a UserError (nothing is overwritten)."""
+    root = Path(root)
+    fp = fingerprint(settings)
+    (root / "shards").mkdir(parents=True, exist_ok=True)
+    meta = root / "sweep.json"
+    if meta.exists():
+        try:
+            old = json.loads(meta.read_text())
+        except ValueError:
+            old = {}
+        if old.get("fingerprint") != fp:
+            raise UserError(f"{root} holds a {old.get('name', 'different')} sweep with other settings; "
+                            f"choose another --out directory")
+    else:
+        write_json_atomic(meta, {"name": name, "fingerprint": fp, "settings": settings})
+    return Store(root, fp)
+
+
+def run_shards(task: Callable[[Shard], dict], shards: Sequence[Shard], store: Store,
+               executor: Executor | None = None, on_done: Callable[[Shard, bool], None] | None = None) -> list[dict]:
+    """Results of all shards in order: stored ones are read, the rest computed with `executor`
+    and saved as each finishes. `on_done(shard, cached)` is called once per shard (progress)."""
+    executor = executor or InlineExecutor()
+    results: dict[str, dict] = {}
+    todo = []
+    for s in shards:
+        r = store.load(s)
+        if r is None:
+            todo.append(s)
+        else:
+            results[s.key] = r
+            if on_done:
+                on_done(s, True)
+    futures = {executor.submit(task, s): s for s in todo}
+    error = None
+    try:
+        for fut in _completed(futures):
+            s = futures[fut]
+            try:
+                results[s.key] = fut.result()
+            except Exception as e:              # save the shards that still finish, then raise
+                error = error or e
+                _cancel(futures)
+                continue
+            store.save(s, results[s.key])
+            if on_done:
+                on_done(s, False)
+    except BaseException:
+        _cancel(futures)
+        raise
+    if error is not None:
+        raise error
+    return [results[s.key] for s in shards]
+
+
+def _cancel(futures) -> None:
+    for fut in futures:
+        cancel = getattr(fut, "cancel", None)
+        if cancel:
+            cancel()
+
+
+def _completed(futures: Iterable) -> Iterable:
+    futures = list(futures)
+    if all(isinstance(f, cf.Future) for f in futures):
+        return cf.as_completed(futures)
+    return futures          # other frameworks' futures: in submission order, via .result()
+
+
+def run_sweep(name: str, settings, run_shard: Callable, out: str | os.PathLike, executor: Executor | None = None,
+              on_done: Callable[[Shard, bool], None] | None = None) -> tuple[list[dict], list[dict]]:
+    """Open (or resume) `out` for sweep `name` with `settings` (to_json(), shards()), run
+    `run_shard(settings_json, shard)` on every shard, and return (shard results, their records
+    concatenated in shard order)."""
+    store = open_store(out, settings.to_json(), name)
+    results = run_shards(partial(run_shard, settings.to_json()), settings.shards(), store, executor, on_done)
+    return results, [r for res in results for r in res["records"]]
