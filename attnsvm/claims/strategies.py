@@ -1,31 +1,77 @@
-"""Hypothesis strategies for datasets and instances. Small integer coordinates shrink to
-readable, exactly representable witnesses; Gaussian datasets come from a drawn seed."""
+"""Instance spaces for claims (`attnsvm.claims.spaces.Space`): datasets with small integer
+coordinates (enumerable over small scopes, shrinking to readable, exactly representable
+witnesses), the paper's keyed construction of Figure 1, Gaussian datasets from a drawn seed,
+and instances = a dataset plus parameters.
+
+Sizes and parameters are given as an int (fixed), a (lo, hi) tuple (a size range), a `Space`
+(`integers`, `sampled_from`, `just`, `seeds`) or a Hypothesis strategy; a Hypothesis strategy
+anywhere makes the space searchable at random and targeted only, not exhaustively.
+"""
 
 from __future__ import annotations
+
+from typing import Any, Sequence
 
 import numpy as np
 from hypothesis import strategies as st
 
 from attnsvm.attention.data import Dataset
-from attnsvm.claims.engine import Instance
+from attnsvm.claims.claim import Instance
+from attnsvm.claims.spaces import Chooser, Space
 
 
-def _size(x):
-    return x if isinstance(x, st.SearchStrategy) else st.just(x)
+# ---- parameters -----------------------------------------------------------------------------
+
+def just(value: Any) -> Space:
+    return Space(lambda c: value, f"{value!r}", values=(value,))
 
 
-@st.composite
-def integer_datasets(draw, n=st.integers(1, 3), T=st.integers(2, 4), d=st.integers(1, 3),
-                     lo: int = -3, hi: int = 3, labels: str = "any", W: str = "identity") -> Dataset:
+def sampled_from(options: Sequence) -> Space:
+    options = list(options)
+    return Space(lambda c: c.sampled_from(options), f"one of {options}", values=tuple(options))
+
+
+def integers(lo: int, hi: int, role: str = "index") -> Space:
+    """An integer in [lo, hi]; role 'index' (enumerated fully), 'size' or 'entry' (see spaces)."""
+    return Space(lambda c: c.integer(lo, hi, role), f"integer in [{lo}, {hi}]", range=(lo, hi))
+
+
+def seeds(lo: int = 0, hi: int = 2**16) -> Space:
+    """A random seed: drawn at random, fixed to `lo` in exhaustive scopes."""
+    return Space(lambda c: c.integer(lo, hi, "seed"), f"seed in [{lo}, {hi}]", range=(lo, hi))
+
+
+def _choose(c: Chooser, x, role: str = "size"):
+    """A value from a size/parameter specification (see the module docstring)."""
+    if isinstance(x, Space):
+        return x.generate(c)
+    if isinstance(x, st.SearchStrategy):
+        return c.strategy(x)
+    if isinstance(x, tuple) and len(x) == 2:
+        return c.integer(x[0], x[1], role)
+    return x
+
+
+def _ints(c: Chooser, count: int, lo: int, hi: int) -> list[int]:
+    return [c.integer(lo, hi, "entry") for _ in range(count)]
+
+
+# ---- datasets -------------------------------------------------------------------------------
+
+def integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), lo: int = -3, hi: int = 3, labels: str = "any",
+                     W: str = "identity") -> Space:
     """X, v with integer entries in [lo, hi]; labels 'any' or 'positive'; W 'identity' or
     'integer' (entries in [lo, hi])."""
-    n, T, d = draw(_size(n)), draw(_size(T)), draw(_size(d))
-    ints = st.integers(lo, hi)
-    X = np.array(draw(st.lists(ints, min_size=n * T * d, max_size=n * T * d))).reshape(n, T, d)
-    Y = [1] * n if labels == "positive" else draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n))
-    v = draw(st.lists(ints, min_size=d, max_size=d))
-    Wm = None if W == "identity" else np.array(draw(st.lists(ints, min_size=d * d, max_size=d * d))).reshape(d, d)
-    return Dataset.from_arrays(X, Y, v, Wm, name="hypothesis-integer")
+
+    def generate(c: Chooser) -> Dataset:
+        nn, TT, dd = _choose(c, n), _choose(c, T), _choose(c, d)
+        X = np.array(_ints(c, nn * TT * dd, lo, hi)).reshape(nn, TT, dd)
+        Y = [1] * nn if labels == "positive" else [c.sampled_from([1, -1]) for _ in range(nn)]
+        v = _ints(c, dd, lo, hi)
+        Wm = None if W == "identity" else np.array(_ints(c, dd * dd, lo, hi)).reshape(dd, dd)
+        return Dataset.from_arrays(X, Y, v, Wm, name="integer")
+
+    return Space(generate, f"integer datasets n {n}, T {T}, d {d}, entries in [{lo}, {hi}], labels {labels}, W {W}")
 
 
 def gaussian_dataset(seed: int, n: int, T: int, d: int, labels: str = "any", sphere: bool = False,
@@ -42,15 +88,13 @@ def gaussian_dataset(seed: int, n: int, T: int, d: int, labels: str = "any", sph
     return Dataset.from_arrays(X, Y, v, Wm, name=f"gaussian-seed{seed}")
 
 
-@st.composite
-def gaussian_datasets(draw, n=st.integers(1, 4), T=st.integers(2, 5), d=st.integers(1, 4), **kw) -> Dataset:
-    seed = draw(st.integers(0, 2**31 - 1))
-    return gaussian_dataset(seed, draw(_size(n)), draw(_size(T)), draw(_size(d)), **kw)
+def gaussian_datasets(n=(1, 4), T=(2, 5), d=(1, 4), **kw) -> Space:
+    """`gaussian_dataset`s from a drawn seed (exhaustive scopes fix the seed: sizes only)."""
+    def generate(c: Chooser) -> Dataset:
+        seed = c.integer(0, 2**31 - 1, "seed")
+        return gaussian_dataset(seed, _choose(c, n), _choose(c, T), _choose(c, d), **kw)
 
-
-def instances(datasets: st.SearchStrategy, **params: st.SearchStrategy) -> st.SearchStrategy:
-    """Instances from a dataset strategy and one strategy per JSON-ready parameter."""
-    return st.builds(lambda ds, p: Instance(ds, p), datasets, st.fixed_dictionaries(params))
+    return Space(generate, f"Gaussian datasets n {n}, T {T}, d {d} {kw or ''}".rstrip())
 
 
 def keyed_dataset(keys, scores, labels=None, name: str = "keyed") -> Dataset:
@@ -65,23 +109,45 @@ def keyed_dataset(keys, scores, labels=None, name: str = "keyed") -> Dataset:
     return Dataset.from_arrays(X, Y, [0] * dk + [1], W, name=name)
 
 
-@st.composite
-def keyed_datasets(draw, n=st.integers(1, 2), T=st.integers(2, 4), dk=st.just(2), lo: int = -2, hi: int = 2,
-                   scores: str = "any", score_lo: int = -2, score_hi: int = 2, labels: str = "any") -> Dataset:
+def keyed_datasets(n=(1, 2), T=(2, 4), dk=2, lo: int = -2, hi: int = 2, scores: str = "any",
+                   score_lo: int = -2, score_hi: int = 2, labels: str = "any") -> Space:
     """`keyed_dataset`s with integer keys in [lo, hi]. scores 'any': integers in [score_lo, score_hi];
     'B': Assumption B by construction (one optimal token per input, every other token one score
     below it by a gap in [1, score_hi - score_lo])."""
-    n, T, dk = draw(_size(n)), draw(_size(T)), draw(_size(dk))
-    ints = st.integers(lo, hi)
-    keys = np.array(draw(st.lists(ints, min_size=n * T * dk, max_size=n * T * dk))).reshape(n, T, dk)
-    if scores == "B":
-        g = []
-        for _ in range(n):
-            opt = draw(st.integers(0, T - 1))
-            base = draw(st.integers(score_lo, score_hi - 1))
-            gap = draw(st.integers(1, score_hi - base))
-            g.append([base + gap * (t == opt) for t in range(T)])
-    else:
-        g = [draw(st.lists(st.integers(score_lo, score_hi), min_size=T, max_size=T)) for _ in range(n)]
-    Y = None if labels == "positive" else draw(st.lists(st.sampled_from([-1, 1]), min_size=n, max_size=n))
-    return keyed_dataset(keys.tolist(), g, Y, name="hypothesis-keyed")
+
+    def generate(c: Chooser) -> Dataset:
+        nn, TT, dd = _choose(c, n), _choose(c, T), _choose(c, dk)
+        keys = np.array(_ints(c, nn * TT * dd, lo, hi)).reshape(nn, TT, dd)
+        if scores == "B":
+            g = []
+            for _ in range(nn):
+                opt = c.integer(0, TT - 1, "index")
+                base = c.integer(score_lo, score_hi - 1, "entry")
+                gap = c.integer(1, score_hi - base, "entry")
+                g.append([base + gap * (t == opt) for t in range(TT)])
+        else:
+            g = [_ints(c, TT, score_lo, score_hi) for _ in range(nn)]
+        Y = None if labels == "positive" else [c.sampled_from([1, -1]) for _ in range(nn)]
+        return keyed_dataset(keys.tolist(), g, Y, name="keyed")
+
+    return Space(generate, f"keyed datasets n {n}, T {T}, dk {dk}, keys in [{lo}, {hi}], scores {scores} "
+                           f"in [{score_lo}, {score_hi}], labels {labels}")
+
+
+def _param(c: Chooser, x):
+    if isinstance(x, Space):
+        return x.generate(c)
+    if isinstance(x, st.SearchStrategy):
+        return c.strategy(x)
+    return x
+
+
+def instances(datasets, **params) -> Space:
+    """Instances from a dataset space and one specification per JSON-ready parameter (a `Space`
+    such as `sampled_from`, a Hypothesis strategy, or a constant)."""
+    def generate(c: Chooser) -> Instance:
+        ds = _choose(c, datasets)
+        return Instance(ds, {k: _param(c, v) for k, v in params.items()})
+
+    desc = getattr(datasets, "description", repr(datasets))
+    return Space(generate, desc + ("; params " + ", ".join(params) if params else ""), params=dict(params))

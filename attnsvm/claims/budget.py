@@ -1,0 +1,50 @@
+"""Search budgets: how much a check may spend, in evaluations and in wall-clock time.
+
+`seconds` is the soft time of a search: once `min_instances` conclusive instances held, the
+search stops when it is spent (cheap claims get many more instances than costly ones);
+`evaluations` caps the instances evaluated; `limit` is the hard wall-clock limit of one part
+(over it: INCONCLUSIVE with the reason); `horizon` multiplies a claim's iteration counts and
+grid sizes; an inconclusive instance is retried with the horizon doubled up to `retries`
+times before it counts as inconclusive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from attnsvm.errors import UserError
+
+
+@dataclass(frozen=True)
+class Budget:
+    name: str
+    evaluations: int
+    seconds: float
+    min_instances: int
+    horizon: float
+    limit: float
+    retries: int = 1
+
+    def extended(self, factor: float = 2.0) -> "Budget":
+        """The same budget with the horizon multiplied by `factor` (to re-decide an instance)."""
+        return replace(self, horizon=self.horizon * factor)
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "evaluations": self.evaluations, "seconds": self.seconds,
+                "min_instances": self.min_instances, "horizon": self.horizon, "limit": self.limit,
+                "retries": self.retries}
+
+
+BUDGETS = {b.name: b for b in (
+    Budget("quick", evaluations=2000, seconds=1.5, min_instances=12, horizon=1.0, limit=120.0),
+    Budget("standard", evaluations=20000, seconds=15.0, min_instances=50, horizon=2.0, limit=900.0),
+    Budget("thorough", evaluations=200000, seconds=120.0, min_instances=200, horizon=4.0, limit=7200.0, retries=2),
+)}
+
+
+def get_budget(budget: "str | Budget") -> Budget:
+    if isinstance(budget, Budget):
+        return budget
+    if budget not in BUDGETS:
+        raise UserError(f"unknown budget {budget!r}; choose from {', '.join(BUDGETS)}")
+    return BUDGETS[budget]

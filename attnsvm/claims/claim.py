@@ -1,0 +1,167 @@
+"""The vocabulary claims are stated in: an `Instance` (a dataset plus JSON-ready parameters), a
+`Hypothesis` (a named predicate on instances), an `Outcome` (the conclusion on one instance)
+and a `Claim` (hypotheses + conclusion + an instance space).
+
+`claim.drop("H")` is the same claim with hypothesis H removed; its instances must violate H,
+so a counterexample to it shows H is needed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable
+
+import numpy as np
+
+from attnsvm.attention.data import Dataset, dataset_from_json
+from attnsvm.errors import UserError
+
+
+@dataclass(frozen=True, eq=False)
+class Instance:
+    """A dataset plus JSON-ready parameters (start point, step size, loss, horizon, ...)."""
+
+    dataset: Dataset
+    params: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return {"dataset": self.dataset.to_json(), "params": self.params}
+
+    @classmethod
+    def from_json(cls, obj: Any, where: str = "instance") -> "Instance":
+        if not isinstance(obj, dict) or "dataset" not in obj:
+            raise UserError(f"{where}: expected an object with keys 'dataset' and 'params'")
+        unknown = set(obj) - {"dataset", "params"}
+        if unknown:
+            raise UserError(f"{where}: unknown key(s) {sorted(unknown)}")
+        params = obj.get("params", {})
+        if not isinstance(params, dict):
+            raise UserError(f"{where}.params: expected an object")
+        return cls(dataset_from_json(obj["dataset"], f"{where}.dataset"), dict(params))
+
+    def __repr__(self) -> str:
+        ds = self.dataset
+        return f"Instance({ds.name}, n={ds.n}, T={ds.T}, d={ds.d}, params={self.params})"
+
+
+class OutcomeError(TypeError):
+    """A conclusion returned something that is not a valid `Outcome`."""
+
+
+def _truth(value: Any, what: str) -> bool | None:
+    """True, False or None from a Python or numpy boolean; anything else is an error (a NaN, a
+    number or a string is not a truth value and must never count as holding)."""
+    if value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    raise OutcomeError(f"{what} must be True, False or None, got {type(value).__name__} {value!r}")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The conclusion on one instance.
+
+    holds: True / False, or None (undecided: numerics untrusted, see `reason`); certified:
+    decided exactly (rational arithmetic, no numeric screen); margin: how far from failing
+    (> 0 holds with that slack, <= 0 fails), which the search steers toward 0 (targeted
+    search); detail: measured values (JSON-ready)."""
+
+    holds: bool | None
+    certified: bool = False
+    detail: dict = field(default_factory=dict)
+    reason: str = ""
+    margin: float | None = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "holds", _truth(self.holds, "Outcome.holds"))
+        object.__setattr__(self, "certified", bool(_truth(self.certified, "Outcome.certified")))
+        if self.margin is not None:
+            m = self.margin
+            if isinstance(m, bool) or not isinstance(m, (int, float, np.integer, np.floating)) or math.isnan(float(m)):
+                raise OutcomeError(f"Outcome.margin must be a number (not NaN) or None, got {m!r}")
+            object.__setattr__(self, "margin", float(m))
+        if not isinstance(self.detail, dict):
+            raise OutcomeError(f"Outcome.detail must be a dict, got {type(self.detail).__name__}")
+        if self.certified and self.holds is None:
+            object.__setattr__(self, "certified", False)
+
+
+def validate_outcome(out: Any) -> Outcome:
+    if not isinstance(out, Outcome):
+        raise OutcomeError(f"the conclusion must return an attnsvm Outcome, got {type(out).__name__} {out!r:.80}")
+    return out
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    name: str
+    description: str
+    holds: Callable[[Instance], bool]
+
+    def decide(self, inst: Instance) -> bool:
+        """holds(inst) as a Python bool; any other return value is an error."""
+        value = _truth(self.holds(inst), f"hypothesis {self.name!r}")
+        if value is None:
+            raise OutcomeError(f"hypothesis {self.name!r} returned None, expected True or False")
+        return value
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A statement: under `hypotheses`, `conclusion(instance, budget)` holds.
+
+    instances(dropped) gives the instance space: an `attnsvm.claims.spaces.Space` (searched
+    exhaustively over small scopes, then targeted, then at random) or a Hypothesis strategy
+    (targeted and random only); it may use `dropped` (names of removed hypotheses) to aim at
+    instances that violate them. The engine enforces the hypotheses itself. `proxy` names how
+    an asymptotic conclusion is measured, `horizon` and `tolerance` its finite horizon and
+    tolerance. `measures` names numeric keys of `Outcome.detail` whose range over the
+    conclusive instances the report gives. `expected`: the verdicts the author expects (none:
+    only PROVED, CERTIFIED or SUPPORTED pass)."""
+
+    name: str
+    statement: str
+    hypotheses: tuple[Hypothesis, ...]
+    conclusion: Callable
+    instances: Callable
+    proxy: str = ""
+    dropped: frozenset = frozenset()
+    expected: tuple[str, ...] = ()
+    measures: tuple[str, ...] = ()
+    horizon: str = ""
+    tolerance: str = ""
+
+    def hypothesis_names(self) -> list[str]:
+        return [h.name for h in self.hypotheses]
+
+    def drop(self, *names: str, instances: Callable | None = None) -> "Claim":
+        unknown = [n for n in names if n not in self.hypothesis_names()]
+        if unknown:
+            raise UserError(f"{self.name} has no hypothesis {unknown[0]!r}; it has {self.hypothesis_names()}")
+        return replace(self, dropped=self.dropped | frozenset(names), instances=instances or self.instances,
+                       expected=("REFUTED",))
+
+    @property
+    def part(self) -> str:
+        return "check" if not self.dropped else "drop:" + ",".join(sorted(self.dropped))
+
+    def meets(self, inst: Instance) -> bool:
+        """Every kept hypothesis holds and (if any were dropped) some dropped one fails."""
+        kept = [h for h in self.hypotheses if h.name not in self.dropped]
+        gone = [h for h in self.hypotheses if h.name in self.dropped]
+        return all(h.decide(inst) for h in kept) and (not gone or any(not h.decide(inst) for h in gone))
+
+    def violated(self, inst: Instance) -> list[str]:
+        return [h.name for h in self.hypotheses if h.name in self.dropped and not h.decide(inst)]
+
+    def evaluate(self, inst: Instance, budget="quick") -> Outcome:
+        from attnsvm.claims.budget import get_budget
+
+        return validate_outcome(self.conclusion(inst, get_budget(budget)))
+
+    def check(self, budget="quick", seed: int = 0):
+        from attnsvm.claims.search import check
+
+        return check(self, budget, seed)

@@ -1,0 +1,229 @@
+"""Instance spaces that can be searched three ways from one generator: exhaustively over small
+scopes (SmallCheck / Nitpick style), at random and targeted (Hypothesis).
+
+A `Space` wraps a generator `generate(choose) -> value` that makes every decision through a
+`Chooser`: `choose.integer(lo, hi, role)` and `choose.sampled_from(options)`. Run under
+Hypothesis (`Space.strategy()`), each choice is a draw, so random search, targeting and
+shrinking work as usual. Run under an enumerating chooser (`Space.enumerate(scope)`), the
+generator is replayed depth first over every choice sequence inside the scope:
+
+- role "size" (n, T, d, ...): values above their minimum lo by increments that add up to at
+  most scope.size over all size choices (SmallCheck's depth);
+- role "entry" (data values): values of magnitude <= scope.radius, smallest first;
+- role "index" and `sampled_from`: every option;
+- role "seed" (a random seed: no structure to enumerate): lo only.
+
+`Space.scopes()` is a ladder of scopes, smallest first. A scope whose enumeration completes
+without narrowing any choice (and with no seed choice) has covered the whole space: the
+space is then exhausted (`Enumeration.exhausted`), which is what CERTIFIED needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+from hypothesis import strategies as st
+
+ROLES = ("size", "entry", "index", "seed")
+
+
+class Chooser:
+    """The decisions a generator may make."""
+
+    def integer(self, lo: int, hi: int, role: str = "entry") -> int:
+        raise NotImplementedError
+
+    def sampled_from(self, options: Sequence) -> Any:
+        raise NotImplementedError
+
+    def strategy(self, strategy: st.SearchStrategy) -> Any:
+        """A value of a Hypothesis strategy: random and targeted search only (not enumerable)."""
+        raise NotImplementedError
+
+
+class NotEnumerable(Exception):
+    """The generator drew from a Hypothesis strategy, which has no finite enumeration."""
+
+
+class _Draw(Chooser):
+    def __init__(self, draw):
+        self.draw = draw
+
+    def integer(self, lo, hi, role="entry"):
+        return self.draw(st.integers(int(lo), int(hi)))
+
+    def sampled_from(self, options):
+        return self.draw(st.sampled_from(list(options)))
+
+    def strategy(self, strategy):
+        return self.draw(strategy)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Sizes at most `size` above their minimum in all, entries of magnitude at most `radius`."""
+
+    size: int
+    radius: int
+
+    def describe(self) -> str:
+        return (f"sizes at most {self.size} above their minimum in all, integer entries in "
+                f"[-{self.radius}, {self.radius}], seeds fixed")
+
+
+class _Narrowed(Exception):
+    pass
+
+
+class _Enumerate(Chooser):
+    """Replays `prefix` (indices into each choice point's options) and extends it with 0s,
+    recording each choice point's number of options."""
+
+    def __init__(self, scope: Scope, prefix: list[int]):
+        self.scope, self.prefix, self.counts, self.taken = scope, prefix, [], []
+        self.narrowed = False
+        self.seeded = False
+        self.grown = 0          # size increments used so far
+
+    def _pick(self, options: list):
+        k = len(self.counts)
+        i = self.prefix[k] if k < len(self.prefix) else 0
+        self.counts.append(len(options))
+        self.taken.append(i)
+        return options[i]
+
+    def integer(self, lo, hi, role="entry"):
+        lo, hi = int(lo), int(hi)
+        if hi < lo:
+            raise ValueError(f"empty integer range [{lo}, {hi}]")
+        if role == "size":
+            options = list(range(lo, min(hi, lo + self.scope.size - self.grown) + 1))
+        elif role == "entry":
+            options = entry_options(lo, hi, self.scope.radius)
+        elif role == "seed":
+            options = [lo]
+            self.seeded = True
+        elif role == "index":
+            options = list(range(lo, hi + 1))
+        else:
+            raise ValueError(f"unknown role {role!r}; one of {ROLES}")
+        if len(options) < hi - lo + 1 and role != "seed":
+            self.narrowed = True
+        value = self._pick(options)
+        if role == "size":
+            self.grown += value - lo
+        return value
+
+    def sampled_from(self, options):
+        options = list(options)
+        if not options:
+            raise ValueError("sampled_from: no options")
+        return self._pick(options)
+
+    def strategy(self, strategy):
+        raise NotEnumerable(f"draws from the Hypothesis strategy {strategy!r:.60}")
+
+
+def entry_options(lo: int, hi: int, radius: int) -> list[int]:
+    """Integers of [lo, hi] by increasing magnitude (0, 1, -1, 2, -2, ...) up to `radius`; when
+    the range holds none of them, its `2 radius + 1` values nearest to 0."""
+    values = sorted(range(lo, hi + 1), key=lambda x: (abs(x), -x)) if hi - lo < 10_000 else None
+    if values is None:
+        values = sorted((x for x in range(max(lo, -radius), min(hi, radius) + 1)), key=lambda x: (abs(x), -x))
+        return values or [lo if abs(lo) < abs(hi) else hi]
+    inside = [x for x in values if abs(x) <= radius]
+    return inside or values[: 2 * radius + 1]
+
+
+@dataclass
+class Enumeration:
+    """What an exhaustive pass covered: `scopes` completed (descriptions), `instances` enumerated,
+    `exhausted`: a completed scope narrowed no choice, so the whole space was covered."""
+
+    scopes: list[str]
+    instances: int = 0
+    complete: bool = True
+    exhausted: bool = False
+
+
+class Space:
+    """An instance space defined by a generator over a `Chooser` (see the module docstring).
+    What is known of its values, for validating stored instances: `values` (finitely many),
+    `range` (integers lo..hi), `params` (an `instances` space: one specification per key)."""
+
+    def __init__(self, generate: Callable[[Chooser], Any], description: str = "", ladder: Sequence[Scope] | None = None,
+                 *, values: tuple | None = None, range: tuple[int, int] | None = None, params: dict | None = None):
+        self.generate = generate
+        self.description = description
+        self.ladder = tuple(ladder) if ladder is not None else DEFAULT_LADDER
+        self.values, self.range, self.params = values, range, params
+
+    def strategy(self) -> st.SearchStrategy:
+        return st.composite(lambda draw: self.generate(_Draw(draw)))()
+
+    def map(self, f: Callable[[Any], Any], description: str | None = None) -> "Space":
+        return Space(lambda c: f(self.generate(c)), description or self.description, self.ladder)
+
+    def scopes(self) -> tuple[Scope, ...]:
+        return self.ladder
+
+    def enumerate(self, scope: Scope) -> Iterator[tuple[Any, bool, bool]]:
+        """Every value of the space inside `scope`, depth first; yields (value, narrowed, seeded)
+        where narrowed / seeded say whether this value's choices were cut by the scope."""
+        prefix: list[int] = []
+        while True:
+            c = _Enumerate(scope, prefix)
+            value = self.generate(c)
+            yield value, c.narrowed, c.seeded
+            taken, counts = c.taken, c.counts
+            k = len(taken) - 1
+            while k >= 0 and taken[k] + 1 >= counts[k]:
+                k -= 1
+            if k < 0:
+                return
+            prefix = taken[:k] + [taken[k] + 1]
+
+
+DEFAULT_LADDER = (Scope(0, 1), Scope(1, 1), Scope(0, 2), Scope(2, 1), Scope(1, 2), Scope(3, 1), Scope(2, 2),
+                  Scope(0, 3), Scope(4, 2), Scope(3, 3), Scope(8, 4), Scope(64, 64))
+
+
+def space(generate: Callable[[Chooser], Any], description: str = "") -> Space:
+    """A `Space` from a generator: `space(lambda c: c.integer(0, 3, "size"))`."""
+    return Space(generate, description)
+
+
+def as_strategy(x) -> st.SearchStrategy:
+    return x.strategy() if isinstance(x, Space) else x
+
+
+def check_params(space, params: dict) -> str | None:
+    """Why `params` cannot come from `space` (an `instances(...)` space), or None. Parameters
+    given as spaces of finitely many values, or as constants, are checked; unknown and missing
+    keys are rejected."""
+    specs = space.params if isinstance(space, Space) else None
+    if specs is None:
+        return None
+    unknown = sorted(set(params) - set(specs))
+    if unknown:
+        return f"unknown parameter(s) {unknown}; the claim's instances have {sorted(specs)}"
+    missing = sorted(set(specs) - set(params))
+    if missing:
+        return f"missing parameter(s) {missing}"
+    for k, spec in specs.items():
+        if isinstance(spec, Space) and spec.values is not None and params[k] not in [_jsonable(v) for v in spec.values]:
+            return f"parameter {k!r} = {params[k]!r} is not one of {list(spec.values)}"
+        if isinstance(spec, Space) and spec.range is not None:
+            lo, hi = spec.range
+            if isinstance(params[k], bool) or not isinstance(params[k], int) or not lo <= params[k] <= hi:
+                return f"parameter {k!r} = {params[k]!r} is not an integer in [{lo}, {hi}]"
+        if not isinstance(spec, (Space, st.SearchStrategy)) and params[k] != _jsonable(spec):
+            return f"parameter {k!r} = {params[k]!r}, the claim fixes it to {spec!r}"
+    return None
+
+
+def _jsonable(x):
+    import json
+
+    return json.loads(json.dumps(x, default=lambda o: o.tolist() if hasattr(o, "tolist") else str(o)))
