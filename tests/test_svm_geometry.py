@@ -31,12 +31,12 @@ def test_quadprog_agrees_with_cvxpy(seed, n, T, d):
         assert certify(fast).verified and certify(fast).kind == "farkas"
 
 
-@given(integer_datasets(W="integer"))
+@given(integer_datasets(W="integer").strategy())
 def test_certificates_decide_every_integer_instance(ds):
     res = svm.att_svm(ds, model.optimal_tokens(ds))
     cert = certify(res)
     assert cert.verified
-    eA = res.problem.exact_A
+    eA = res.problem.exact().fractions()
     if cert.kind == "kkt":
         vals = [sum(a * x for a, x in zip(row, cert.x)) for row in eA]
         assert min(vals) >= 1 and {j for j, v in enumerate(vals) if v == 1} == set(cert.active)
@@ -93,7 +93,7 @@ def test_w_svm_nuclear_and_frobenius_on_self_attention():
     assert np.linalg.norm(fro.solution) <= np.linalg.norm(nuc.solution) + 1e-6
 
 
-@given(integer_datasets(n=st.integers(1, 3), T=st.integers(2, 3), d=st.integers(1, 3), W="integer"))
+@given(integer_datasets(n=(1, 3), T=(2, 3), d=(1, 3), W="integer").strategy())
 def test_numeric_screening_finds_the_same_lmms_as_exact_classification(ds):
     exact = {a for a in geometry.candidate_alphas(ds) if geometry.select(ds, a).locally_optimal}
     screened = geometry.lmms(ds)

@@ -48,6 +48,26 @@ def _to_fraction(x: Any, where: str) -> Fraction:
     raise DatasetError(f"{where}: expected a number, got {type(x).__name__}")
 
 
+_FAST = {int: Fraction, float: lambda x: Fraction(x) if math.isfinite(x) else None}
+
+
+def _exact_array_fast(value: Any, ndim: int) -> np.ndarray | None:
+    """The common case (a regular array of JSON ints and finite floats) without per-element
+    paths; None for anything else, which the checked path below converts or reports."""
+    try:
+        arr = np.array(value, dtype=object)
+        if arr.ndim != ndim or arr.size == 0:
+            return None
+        items = [_FAST[type(x)](x) for x in arr.ravel()]
+    except (KeyError, ValueError, TypeError):
+        return None
+    if any(q is None for q in items):
+        return None
+    out = np.empty(arr.size, dtype=object)
+    out[:] = items
+    return out.reshape(arr.shape)
+
+
 def _exact_array(value: Any, ndim: int, name: str) -> np.ndarray:
     """Nested lists -> object array of Fractions with exactly `ndim` dimensions."""
 
@@ -63,6 +83,9 @@ def _exact_array(value: Any, ndim: int, name: str) -> np.ndarray:
 
     if isinstance(value, np.ndarray):
         value = value.tolist()
+    fast = _exact_array_fast(value, ndim)
+    if fast is not None:
+        return fast
     shape = depth_shape(value, "")
     if len(shape) != ndim:
         raise DatasetError(f"{name}: expected a {ndim}-D array, got {len(shape)}-D with shape {shape}")
@@ -79,8 +102,27 @@ def _exact_array(value: Any, ndim: int, name: str) -> np.ndarray:
     return flat.reshape(shape)
 
 
+def to_integers(values) -> tuple[np.ndarray, int]:
+    """Rationals (Fractions, ints or floats, any shape) as (object array of ints N, den) with
+    values == N / den exactly; den is the lcm of the denominators."""
+    a = np.asarray(values, dtype=object)
+    flat = [v if isinstance(v, Fraction) else Fraction(v) for v in a.ravel()]
+    den = math.lcm(*{q.denominator for q in flat}) if flat else 1
+    out = np.empty(len(flat), dtype=object)
+    out[:] = [q.numerator * (den // q.denominator) if q.denominator != den else q.numerator for q in flat]
+    return out.reshape(a.shape), den
+
+
+def _float(q) -> float:
+    try:
+        return float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
+
+
 def to_float(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a, dtype=np.float64) if a.dtype != object else np.array([float(x) for x in a.ravel()]).reshape(a.shape)
+    """Nearest floats (+-inf beyond float64's range)."""
+    return np.asarray(a, dtype=np.float64) if a.dtype != object else np.fromiter(map(_float, a.ravel()), np.float64, a.size).reshape(a.shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -141,10 +183,8 @@ class Dataset:
         if exact["v"].shape != (d,):
             raise DatasetError(f"v: expected length d = {d}, got {exact['v'].shape[0]}")
         if raw.get("W") is None:
-            W = np.empty((d, d), dtype=object)
-            for i in range(d):
-                for j in range(d):
-                    W[i, j] = Fraction(int(i == j))
+            W = np.full((d, d), Fraction(0), dtype=object)       # one shared 0 and 1: d = 5000 is 25M entries
+            np.fill_diagonal(W, Fraction(1))
             exact["W"] = W
         else:
             exact["W"] = _exact_array(raw["W"], 2, "W")
@@ -160,14 +200,17 @@ class Dataset:
             exact["z"] = _exact_array(raw["z"], 2, "z")
             if exact["z"].shape != (n, d):
                 raise DatasetError(f"z: expected shape ({n}, {d}), got {exact['z'].shape}")
-        floats = {k: to_float(a) for k, a in exact.items()}
+        floats = {k: np.eye(d) if k == "W" and raw.get("W") is None else to_float(a) for k, a in exact.items()}
         for k, a in floats.items():
             if not np.all(np.isfinite(a)):
                 raise DatasetError(f"{k}: values overflow float64")
         if not isinstance(name, str):
             raise DatasetError("name: expected a string")
-        return cls(X=floats["X"], Y=floats["Y"], v=floats["v"], W=floats["W"],
-                   u=floats.get("u"), z=floats.get("z"), name=name, exact=exact)
+        ds = cls(X=floats["X"], Y=floats["Y"], v=floats["v"], W=floats["W"],
+                 u=floats.get("u"), z=floats.get("z"), name=name, exact=exact)
+        if raw.get("W") is None:
+            ds.memo("W_is_identity", lambda: True)      # known without looking at d^2 entries
+        return ds
 
     def memo(self, key: str, compute):
         """A value derived from this (immutable) dataset, computed once: exact keys and

@@ -9,10 +9,12 @@ head this is the textbook `K_i^T S'(a_i) gamma_i`. For dynamics at saturation us
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import torch
 
-from attnsvm.attention.data import Dataset
+from attnsvm.attention.data import Dataset, to_integers
 from attnsvm.attention.heads import LinearHead
 from attnsvm.attention.losses import Loss, get_loss
 
@@ -40,16 +42,31 @@ def optimal_tokens(ds: Dataset) -> np.ndarray:
     return np.array([max(range(ds.T), key=lambda k: (row[k], -k)) for row in g])
 
 
+def integer_tokens(ds: Dataset) -> tuple[np.ndarray, int]:
+    """The tokens as integers over one common denominator: X = Xn / dx, Xn of shape (n T, d)
+    (object array of ints; computed once per dataset, shared by exact scores, keys and certificates)."""
+    return ds.memo("integer_tokens", lambda: to_integers(ds.exact["X"].reshape(ds.n * ds.T, ds.d)))
+
+
 def exact_scores(ds: Dataset) -> np.ndarray:
-    """Scores in exact rational arithmetic (object array of Fractions; computed once per dataset)."""
-    X, Y, v = ds.exact["X"], ds.exact["Y"], ds.exact["v"]
-    return ds.memo("exact_scores", lambda: np.array(
-        [[Y[i] * sum(X[i, k, j] * v[j] for j in range(ds.d)) for k in range(ds.T)] for i in range(ds.n)], dtype=object))
+    """Scores in exact rational arithmetic (object array of Fractions; computed once per dataset,
+    as integers over common denominators)."""
+    def compute():
+        Xn, dx = integer_tokens(ds)
+        vn, dv = to_integers(ds.exact["v"])
+        s = Xn.dot(vn).reshape(ds.n, ds.T)
+        return np.array([[Fraction(int(y * a), dx * dv) for a in row] for y, row in zip(ds.exact["Y"], s)], dtype=object)
+    return ds.memo("exact_scores", compute)
 
 
 def exact_keys(ds: Dataset) -> np.ndarray:
     """K_i = X_i W in exact rational arithmetic, shape (n, T, d), object dtype (computed once)."""
-    return ds.memo("exact_keys", lambda: np.array(ds.exact["X"].dot(ds.exact["W"]), dtype=object))
+    def compute():
+        Xn, dx = integer_tokens(ds)
+        Wn, dw = to_integers(ds.exact["W"])
+        K = Xn.dot(Wn)
+        return np.array([Fraction(int(a), dx * dw) for a in K.ravel()], dtype=object).reshape(ds.n, ds.T, ds.d)
+    return ds.memo("exact_keys", compute)
 
 
 def strict_optimality(ds: Dataset) -> bool:

@@ -1,22 +1,34 @@
 """Token geometry (SPEC.md, Definition 2): GMM, SVM-neighbours, local optimality, LMMs, cones.
 
-Answers that depend on which constraints are active come from the exact KKT certificate
-when it verifies (`certified=True`), otherwise from the numeric active set (tolerance
-`svm.ACTIVE_TOL`) with `certified=False`.
+Each selection alpha is decided one of three ways (`Selection.decision`):
+- 'exact': a verified certificate (KKT: p_mm, its exact active set and so the exact score gap;
+  Farkas: infeasible);
+- 'numeric': the numeric classification is robust (`robust_non_lmm`: every row clearly active
+  with a clearly positive dual or clearly inactive, an active row with a lower-or-equal exact
+  score) and it is not an LMM; used only to screen a sampled search;
+- 'uncertain': neither (a certificate failed to verify even after re-solving with cvxpy); the
+  numeric answer is reported and the LMM set is not exact.
+`search` enumerates [T]^n (or samples it, bounded by count and time) and says whether the LMM
+set it found is exact: every candidate decided exactly and all of [T]^n covered.
 """
 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
-from typing import Iterator, Sequence
+import math
+import time
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
 from attnsvm.svm.certificates import Certificate, certify
-from attnsvm.svm.margin import SVMResult, att_svm, att_svm_keys
+from attnsvm.svm.margin import SVMResult, att_svm
+
+ROBUST = 1e-6          # unit-scale slack / relative dual separating "clearly" active from inactive
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,10 +36,11 @@ class Selection:
     """Everything Definition 2 says about a token choice alpha.
 
     feasible: (ATT-SVM) has a solution; p_mm its solution; neighbors[i] = T_i, the active
-    constraints of input i; score_gap = min_i min_{t in T_i} (gamma_{i,alpha_i} - gamma_it)
-    (+inf with no neighbours); locally_optimal: feasible and score_gap > 0; is_gmm: alpha
-    selects the (strictly) optimal tokens; certified: feasibility/infeasibility and the
-    neighbour sets are exact."""
+    constraints of input i; gap = min_i min_{t in T_i} (gamma_{i,alpha_i} - gamma_it) exactly
+    (None with no neighbours or when infeasible), score_gap the same as a float (+inf with no
+    neighbours, nan when infeasible); locally_optimal: feasible and gap > 0; is_gmm: alpha
+    selects the (strictly) optimal tokens; certified: the certificate verified; decision:
+    'exact' | 'numeric' | 'uncertain' (module docstring)."""
 
     alpha: tuple[int, ...]
     result: SVMResult
@@ -36,6 +49,8 @@ class Selection:
     score_gap: float
     locally_optimal: bool
     is_gmm: bool
+    gap: Fraction | None = None
+    decision: str = "exact"
 
     @property
     def feasible(self) -> bool:
@@ -49,37 +64,87 @@ class Selection:
     def p_mm(self) -> np.ndarray | None:
         return self.result.solution
 
-    def to_json(self) -> dict:
+    def to_json(self, max_exact_chars: int = 20_000) -> dict:
+        """JSON-safe: no inf or nan (a missing gap is null, with the reason in `score_gap_exact`);
+        the exact p_mm is omitted (null, `p_mm_exact_omitted` says its size) past max_exact_chars."""
+        exact = None
+        omitted = None
+        if self.certificate.kind == "kkt" and self.certified:
+            size = self.certificate.x_size()
+            if size > max_exact_chars:
+                omitted = f"about {size} characters as fractions"
+            else:
+                exact = [str(q) for q in self.certificate.x]
+        gap_exact = (str(self.gap) if self.gap is not None else
+                     "none: no SVM-neighbours" if self.feasible else "none: infeasible")
         return {"alpha": list(self.alpha), "feasible": self.feasible, "status": self.result.status,
                 "p_mm": None if self.p_mm is None else self.p_mm.tolist(),
-                "p_mm_exact": [str(q) for q in self.certificate.x] if self.certificate.kind == "kkt" and self.certified else None,
-                "neighbors": [list(t) for t in self.neighbors], "score_gap": self.score_gap,
-                "locally_optimal": self.locally_optimal, "is_gmm": self.is_gmm, "certified": self.certified}
+                "p_mm_exact": exact, **({"p_mm_exact_omitted": omitted} if omitted else {}),
+                "neighbors": [list(t) for t in self.neighbors],
+                "score_gap": self.score_gap if math.isfinite(self.score_gap) else None, "score_gap_exact": gap_exact,
+                "locally_optimal": self.locally_optimal, "is_gmm": self.is_gmm, "certified": self.certified,
+                "decision": self.decision}
 
 
-def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog", exact: bool = True) -> Selection:
-    """Solve (ATT-SVM) for alpha, certify it (unless exact=False: numeric answer only, from
-    float rows, with certified=False), and classify alpha (Definition 2)."""
-    alpha = tuple(int(a) for a in alpha)
-    if exact:
-        res = att_svm(ds, alpha, solver)
-        cert = certify(res)
-    else:
-        res = att_svm_keys(model.keys(ds), alpha, solver)
-        cert = Certificate("none", False, "not requested")
-    gam = model.exact_scores(ds)
-    opt = model.optimal_tokens(ds)
-    is_opt = model.strict_optimality(ds) and tuple(opt) == alpha
+def _float(q: Fraction) -> float:
+    try:
+        return float(q)
+    except OverflowError:
+        return math.inf if q > 0 else -math.inf
+
+
+def _classify(ds: Dataset, alpha: tuple, res: SVMResult, cert: Certificate, rows, decision: str) -> Selection:
+    """Definition 2 from the active rows `rows` of a feasible result (exact scores)."""
+    is_opt = model.strict_optimality(ds) and tuple(model.optimal_tokens(ds)) == alpha
     if not res.ok:
-        return Selection(alpha, res, cert, tuple(() for _ in alpha), float("nan"), False, False)
-    rows = cert.active if cert.verified else res.active
+        return Selection(alpha, res, cert, tuple(() for _ in alpha), float("nan"), False, False, None, decision)
+    gam = model.exact_scores(ds)
     nb = [[] for _ in alpha]
     for j in rows:
         i, t = res.problem.tags[j]
         nb[i].append(t)
     gaps = [gam[i][alpha[i]] - gam[i][t] for i in range(len(alpha)) for t in nb[i]]
-    gap = float(min(gaps)) if gaps else float("inf")
-    return Selection(alpha, res, cert, tuple(tuple(sorted(x)) for x in nb), gap, gap > 0, is_opt)
+    gap = min(gaps) if gaps else None
+    fgap = _float(gap) if gap is not None else float("inf")
+    return Selection(alpha, res, cert, tuple(tuple(sorted(x)) for x in nb), fgap, gap is None or gap > 0, is_opt,
+                     gap, decision)
+
+
+def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog", exact: bool = True) -> Selection:
+    """Solve (ATT-SVM) for alpha, certify it (unless exact=False: numeric answer only, with
+    certified=False), and classify alpha (Definition 2). A certificate that does not verify is
+    re-examined once with the other solver (cvxpy / quadprog) before the answer is 'uncertain'."""
+    alpha = tuple(int(a) for a in alpha)
+    res = att_svm(ds, alpha, solver)
+    if not exact:
+        decision = "numeric" if robust_non_lmm(ds, alpha, res) else "uncertain"
+        return _classify(ds, alpha, res, Certificate("none", False, "not requested"), res.active, decision)
+    cert = certify(res)
+    if not cert.verified and res.problem.A.size <= 200_000:
+        other = att_svm(ds, alpha, "cvxpy" if solver == "quadprog" else "quadprog")
+        other_cert = certify(other)
+        if other_cert.verified:
+            res, cert = other, other_cert
+    if cert.verified:
+        return _classify(ds, alpha, res, cert, cert.active, "exact")
+    return _classify(ds, alpha, res, cert, res.active, "uncertain")
+
+
+def robust_non_lmm(ds: Dataset, alpha: Sequence[int], res: SVMResult) -> bool:
+    """The numeric answer settles that alpha is not locally optimal beyond solver error: optimal,
+    KKT residual small, every row either clearly inactive (unit-scale slack > ROBUST) or clearly
+    active with a clearly positive dual, and some clearly active row has an exact score gap
+    <= 0. (Infeasibility is never screened: it takes a Farkas certificate.)"""
+    if not res.ok or res.slack is None or res.kkt_residual > 1e-8:
+        return False
+    mu = res.duals_unit
+    top = float(mu.max()) if mu.size else 0.0
+    clear_active = np.isin(np.arange(len(mu)), res.active) & (mu > ROBUST * top)
+    clear_inactive = res.slack > ROBUST
+    if top <= 0 or not np.all(clear_active | clear_inactive):
+        return False
+    gam = model.exact_scores(ds)
+    return any(gam[i][alpha[i]] <= gam[i][t] for i, t in (res.problem.tags[j] for j in np.flatnonzero(clear_active)))
 
 
 def svm_neighbors(ds: Dataset, alpha: Sequence[int]) -> tuple[tuple[int, ...], ...]:
@@ -98,12 +163,13 @@ def gmm(ds: Dataset) -> Selection:
 
 
 def candidate_alphas(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> Iterator[tuple[int, ...]]:
-    """Every alpha in [T]^n when T^n <= limit, else `limit` distinct random ones (seeded)."""
-    if ds.T ** ds.n <= limit:
+    """Every alpha in [T]^n when T^n <= limit, else `limit` distinct random ones (seeded), the
+    optimal tokens first."""
+    if exhaustive(ds, limit):
         yield from itertools.product(range(ds.T), repeat=ds.n)
         return
     rng = rng or np.random.default_rng(0)
-    seen = {tuple(model.optimal_tokens(ds))}
+    seen = {tuple(int(a) for a in model.optimal_tokens(ds))}
     yield next(iter(seen))
     while len(seen) < limit:
         a = tuple(int(x) for x in rng.integers(0, ds.T, ds.n))
@@ -112,17 +178,90 @@ def candidate_alphas(ds: Dataset, limit: int = 4096, rng: np.random.Generator | 
             yield a
 
 
-BORDERLINE = 1e-9   # numeric score gaps above -BORDERLINE are re-decided exactly
+@dataclass(eq=False)
+class Search:
+    """An LMM search over [T]^n: the selections decided, what was covered and how."""
+
+    selections: list[Selection] = field(default_factory=list)
+    space: str = ""                 # "T^n"
+    exhaustive: bool = False        # all of [T]^n was enumerated (not sampled, not cut short)
+    sampled: bool = False
+    stopped: str = ""               # why the search ended early ("" when it ran to its end)
+    seconds: float = 0.0
+
+    @property
+    def lmms(self) -> list[Selection]:
+        return [s for s in self.selections if s.locally_optimal]
+
+    def count(self, decision: str) -> int:
+        return sum(s.decision == decision for s in self.selections)
+
+    @property
+    def exact(self) -> bool:
+        """The LMM set is exact: every candidate of [T]^n decided by a certificate."""
+        return self.exhaustive and self.count("exact") == len(self.selections)
+
+    def why_not_exact(self) -> str | None:
+        if self.exact:
+            return None
+        bits = []
+        if self.sampled:
+            bits.append(f"sampled {len(self.selections)} of {self.space} selections, not exhaustive")
+        elif not self.exhaustive:
+            bits.append(f"covered {len(self.selections)} of {self.space} selections ({self.stopped})")
+        if self.count("numeric"):
+            bits.append(f"{self.count('numeric')} screened numerically")
+        if self.count("uncertain"):
+            bits.append(f"{self.count('uncertain')} undecided (no certificate verified)")
+        return "; ".join(bits)
+
+    def summary(self) -> str:
+        """One line: how the LMM set was found and whether it is exact."""
+        head = (f"all {self.space} selections" if self.exhaustive else
+                f"sampled {len(self.selections)} of {self.space} selections" if self.sampled else
+                f"{len(self.selections)} of {self.space} selections")
+        tail = "" if not self.stopped else f", stopped by {self.stopped}"
+        return (f"LMM set exact ({head}, each decided by a certificate)" if self.exact else
+                f"LMM set NOT exact: {self.why_not_exact()}{tail}")
+
+
+def search(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None, seconds: float | None = None,
+           screen: bool | None = None, known: Sequence[Selection] = (),
+           progress: Callable[[int, int], None] | None = None) -> Search:
+    """Decide every candidate of `candidate_alphas` (all of [T]^n when T^n <= limit, else a
+    sample of `limit`), stopping after `seconds`. screen: skip the certificate of candidates
+    whose numeric answer is robustly 'not an LMM' (default: only when sampling, where the set
+    cannot be exact anyway). `known` selections are reused; progress(done, planned) is called
+    after each candidate."""
+    total = ds.T ** ds.n
+    full = exhaustive(ds, limit)
+    screen = (not full) if screen is None else screen
+    planned = total if full else limit
+    cache = {s.alpha: s for s in known}
+    out = Search(space=f"{ds.T}^{ds.n}", sampled=not full)
+    t0 = time.perf_counter()
+    for a in candidate_alphas(ds, limit, rng):
+        if seconds is not None and time.perf_counter() - t0 > seconds:
+            out.stopped = f"time limit ({seconds:g} s)"
+            break
+        s = cache.get(a)
+        if s is None:
+            s = select(ds, a, exact=False) if screen else None
+            if s is None or s.decision != "numeric":
+                s = select(ds, a)
+        out.selections.append(s)
+        if progress:
+            progress(len(out.selections), planned)
+    out.exhaustive = full and not out.stopped
+    out.seconds = time.perf_counter() - t0
+    return out
 
 
 def selections(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> Iterator[Selection]:
-    """Every candidate alpha (exhaustive when T^n <= limit, else sampled), classified numerically;
-    the ones that may be locally optimal (feasible, score gap > -BORDERLINE) are re-decided by
-    exact certificates, so every LMM reported is certified whenever its certificate verifies.
-    (A selection the QP solver calls infeasible is not re-examined.)"""
+    """Every candidate alpha (exhaustive when T^n <= limit, else sampled), each decided by an
+    exact certificate where one verifies (`select`)."""
     for a in candidate_alphas(ds, limit, rng):
-        s = select(ds, a, exact=False)
-        yield select(ds, a) if s.feasible and s.score_gap > -BORDERLINE else s
+        yield select(ds, a)
 
 
 def lmms(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> list[Selection]:

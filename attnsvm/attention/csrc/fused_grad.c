@@ -36,7 +36,8 @@ static inline double flushed_exp(double x)
 
 /* Pass 1. Per input i of every instance b: logits a_t = <k_t, p>, the max-logit token ref
    (first on ties), the runner-up logit ru; u_t = exp(a_t - ru) (0 at ref) into u (T, n, B);
-   z2 = ru - a_ref <= 0; S = 1 + e^z2 sum_t u_t = 1 / s_ref; t1 = sum_t u_t (gamma_t - gamma_ref) / S;
+   z2 = ru - a_ref <= 0; rest = sum_t u_t (in [1, T-1]); S = 1 + e^z2 rest = 1 / s_ref (so the
+   saturation log(1 - s_ref) = z2 - log S + log rest, attnsvm.fused); t1 = sum_t u_t (gamma_t - gamma_ref) / S;
    excess = f - gamma_ref = e^z2 t1 and the margin f = gamma_ref + excess = <s, gamma> without
    cancellation (pass 2 needs excess itself: f - gamma_ref would round it away); g_ref = gamma_ref.
    p is (B, d), transposed into pT (d, B); ref holds token indices as doubles (compared with
@@ -44,14 +45,13 @@ static inline double flushed_exp(double x)
 void attnsvm_margins(const double *restrict Kt, const double *restrict G, const double *restrict p,
                      long B, long n, long T, long d, double *restrict pT,
                      double *restrict u, double *restrict ref, double *restrict z2, double *restrict S,
-                     double *restrict t1, double *restrict excess, double *restrict margin,
+                     double *restrict rest, double *restrict t1, double *restrict excess, double *restrict margin,
                      double *restrict g_ref, double *restrict top)
 {
     for (long b = 0; b < B; b++)
         for (long j = 0; j < d; j++) pT[j * B + b] = p[b * d + j];
     for (long i = 0; i < n; i++) {
         double *r = ref + i * B, *ru = z2 + i * B, *gr = g_ref + i * B;
-        for (long b = 0; b < B; b++) { top[b] = -INFINITY; ru[b] = -INFINITY; }
         for (long t = 0; t < T; t++) {                    /* logits, with the top two on the fly */
             double *a = u + (t * n + i) * B;
             const double *K = Kt + (t * n + i) * B, *g = G + (t * n + i) * B;
@@ -60,30 +60,39 @@ void attnsvm_margins(const double *restrict Kt, const double *restrict G, const 
                 const double *Kj = K + j * T * n * B, *pj = pT + j * B;
                 for (long b = 0; b < B; b++) a[b] += Kj[b] * pj[b];
             }
-            for (long b = 0; b < B; b++) {
-                const int hit = t == 0 || a[b] > top[b];  /* strict: the first max-logit token on ties */
-                ru[b] = hit ? top[b] : (a[b] > ru[b] ? a[b] : ru[b]);
-                top[b] = hit ? a[b] : top[b];
-                r[b] = hit ? (double)t : r[b];
+            if (t == 0) {
+                for (long b = 0; b < B; b++) { top[b] = a[b]; ru[b] = -INFINITY; r[b] = 0.0; gr[b] = g[b]; }
+                continue;
+            }
+            const double tf = (double)t;
+            for (long b = 0; b < B; b++) {                /* selects on loaded values: vectorizes */
+                const double ab = a[b], tb = top[b], rb = ru[b];
+                const int hit = ab > tb;                  /* strict: the first max-logit token on ties */
+                ru[b] = hit ? tb : (ab > rb ? ab : rb);
+                top[b] = hit ? ab : tb;
+                r[b] = hit ? tf : r[b];
                 gr[b] = hit ? g[b] : gr[b];
             }
         }
-        double *s = S + i * B, *tt = t1 + i * B, *ex = excess + i * B, *f = margin + i * B;
-        for (long b = 0; b < B; b++) { s[b] = 0.0; tt[b] = 0.0; }
+        double *s = S + i * B, *rs = rest + i * B, *tt = t1 + i * B, *ex = excess + i * B, *f = margin + i * B;
+        for (long b = 0; b < B; b++) { rs[b] = 0.0; tt[b] = 0.0; }
         for (long t = 0; t < T; t++) {
             double *a = u + (t * n + i) * B;
             const double *g = G + (t * n + i) * B;
+            const double tf = (double)t;
+            for (long b = 0; b < B; b++)                  /* (three loops: each one vectorizes) */
+                a[b] = r[b] == tf ? 2 * FLUSH : a[b] - ru[b];
+            for (long b = 0; b < B; b++)
+                a[b] = flushed_exp(a[b]);
             for (long b = 0; b < B; b++) {
-                const double x = r[b] == (double)t ? 2 * FLUSH : a[b] - ru[b], e = flushed_exp(x);
-                a[b] = e;
-                s[b] += e;                                /* rest = sum_t u_t */
-                tt[b] += (g[b] - gr[b]) * e;              /* sum_t u_t (gamma_t - gamma_ref) */
+                rs[b] += a[b];                            /* rest = sum_t u_t */
+                tt[b] += (g[b] - gr[b]) * a[b];           /* sum_t u_t (gamma_t - gamma_ref) */
             }
         }
         for (long b = 0; b < B; b++) {
             ru[b] -= top[b];                              /* z2 = ru - a_ref, in place */
             const double e2 = flushed_exp(ru[b]);
-            s[b] = 1.0 + e2 * s[b];
+            s[b] = 1.0 + e2 * rs[b];
             tt[b] /= s[b];
             ex[b] = e2 * tt[b];
             f[b] = gr[b] + ex[b];
