@@ -10,13 +10,12 @@ norm is far below float64's range but its direction is exact. A point whose
 corr(grad L, p_mm) lies within `TRUST` of 0 is untrusted and skipped."""
 
 import numpy as np
-from hypothesis import strategies as st
 
 from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Outcome
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims.strategies import instances, keyed_datasets
+from attnsvm.claims.strategies import instances, just, keyed_datasets, sampled_from, seeds
 from attnsvm.dynamics import Problem
 from attnsvm.svm import geometry
 
@@ -51,9 +50,9 @@ def descends(inst, budget) -> Outcome:
 
 def _instances(dropped):
     scores = "any" if "assumption_B" in dropped else "B"
-    T = st.integers(3, 4) if "assumption_B" in dropped else st.integers(2, 4)
-    return instances(keyed_datasets(n=st.integers(1, 3), T=T, dk=st.integers(1, 3), scores=scores),
-                     loss=st.sampled_from(sorted(LOSSES)), seed=st.integers(0, 2**16), points=st.just(48))
+    T = (3, 4) if "assumption_B" in dropped else (2, 4)
+    return instances(keyed_datasets(n=(1, 3), T=T, dk=(1, 3), scores=scores),
+                     loss=sampled_from(sorted(LOSSES)), seed=seeds(), points=just(48))
 
 
 claim = Claim(

@@ -4,8 +4,6 @@ Each module-level Claim is checked; `expected` pins the verdict the author wants
 command exits 1 otherwise). Pin them in pytest with `attnsvm.claims.testing.assert_verdict`.
 """
 
-from hypothesis import strategies as st
-
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.claims.strategies import instances, integer_datasets
@@ -26,10 +24,15 @@ def distinct_keys(inst):
 
 
 def only_lmm_is_gmm(inst, budget):
-    """Every locally optimal selection (Definition 2) is the optimal one."""
-    found = geometry.lmms(inst.dataset)
-    others = [list(s.alpha) for s in found if not s.is_gmm]
-    return Outcome(not others, certified=all(s.certified for s in found), detail={"other_lmms": others})
+    """Every locally optimal selection (Definition 2) is the optimal one. The margin (how far
+    from failing) is minus the best score gap of a feasible non-optimal selection: a selection
+    with a positive gap would be a second LMM, so the search steers toward one."""
+    sels = list(geometry.selections(inst.dataset))
+    others = [list(s.alpha) for s in sels if s.locally_optimal and not s.is_gmm]
+    gaps = [s.score_gap for s in sels if s.feasible and not s.is_gmm]
+    margin = -max(gaps) if gaps and max(gaps) < float("inf") else (-1.0 if gaps else 1.0)
+    return Outcome(not others, certified=all(s.certified for s in sels if s.locally_optimal),
+                   detail={"other_lmms": others}, margin=margin)
 
 
 # False: Appendix E's tightness instance has a second LMM; the search finds one like it.
@@ -50,11 +53,12 @@ def gmm_is_feasible(inst, budget):
 
 
 # True: with two distinct keys the single constraint (k_opt - k_other)^T p >= 1 is satisfiable.
+# Over entries in [-1, 1] with d = 1 the space is finite: every case is decided exactly.
 two_token_separable = Claim(
     name="two-token-gmm-feasible",
-    statement="n = 1, T = 2 and distinct keys => (ATT-SVM) with alpha = opt is feasible",
+    statement="n = 1, T = 2, d = 1, integer entries in [-1, 1] and distinct keys => (ATT-SVM) with alpha = opt is feasible",
     hypotheses=(Hypothesis("distinct_keys", "the keys of an input are pairwise distinct", distinct_keys),),
     conclusion=gmm_is_feasible,
-    instances=lambda dropped: instances(integer_datasets(n=1, T=2, d=st.integers(1, 3), W="integer")),
+    instances=lambda dropped: instances(integer_datasets(n=1, T=2, d=1, lo=-1, hi=1, W="integer")),
     expected=("CERTIFIED",),
 )

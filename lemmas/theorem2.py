@@ -1,65 +1,79 @@
-"""Theorem 2 (SPEC.md A): under Assumptions A and B, GD with eta <= 1/L_p has ||p_t|| -> infinity,
-and for n = 1 p_t/||p_t|| -> p_mm/||p_mm||.
+"""Theorem 2 (SPEC.md A; proof in Appendix B.3): under Assumptions A and B, GD with eta <= 1/L_p has
+(a) ||p_t|| -> oo and, (b) for n = 1, p_t/||p_t|| -> p_mm/||p_mm||.
 
-The core identity reduces n = 1 to a classical problem. Under B (gamma = g0 1 + Delta e_opt),
-with s = S(K p), f = <s, gamma> = g0 + Delta s_opt and z_t = k_opt - k_t:
-
-    grad_p f = K^T S'(K p) gamma = Delta s_opt sum_{t != opt} s_t z_t            (1)
-    s_t = s_opt exp(-z_t^T p)                                                    (2)
-
-so -grad L(p) = c(p) sum_{t != opt} exp(-z_t^T p) z_t with c(p) = |loss'(f)| Delta s_opt^2 > 0:
-a GD step on L is a GD step on the exponential loss E(p) = sum_t exp(-z_t^T p) of the points
-z_t, with a positive step multiplier c(p) that tends to |loss'(gamma_opt)| Delta as s_opt -> 1.
-The hard-margin SVM of the z_t (min ||p|| s.t. z_t^T p >= 1) is (ATT-SVM) for alpha = opt,
-i.e. p_mm. Part (a) is Lemma 4 (no finite stationary point) plus Lemma 6 (sum_t ||grad||^2
-< infinity); part (b) is then the implicit bias of GD on separable exponential-loss data
-(Soudry et al. 2018; variable bounded steps: Nacson et al. 2019), which is not re-derived here.
-With n >= 2 each input i carries its own multiplier c_i = |loss'_i| Delta_i s_{i,opt}^2, which
-vanishes when input i saturates on another token: the mechanism behind Appendix E's tightness
-(see lemmas/theorem2_tightness.py).
+(a) is Lemma 4 (no finite stationary point) plus Lemma 6 (summable squared gradients) and a
+compactness argument. (b) uses Lemma 5 (the gradient correlation condition: for large ||p||,
+-grad L is nearly as aligned with p_mm as with p), multiplies it by the step, bounds the norm
+growth ((51)) and telescopes ((52)). sympy checks, for a symbolic T and d, the n = 1 gradient
+under B that Lemma 5 starts from (-grad L = |loss'| Delta s_opt sum_t s_t z_t, s_t = s_opt
+exp(-z_t^T p), z_t = k_opt - k_t: GD on an exponential loss of the points z_t), the norm-step
+inequality and the telescoping limit; Lemmas 4-6 and the compactness step are cited.
 """
 
 import sympy as sp
 
-from attnsvm.claims import Derivation, Verdict
+from attnsvm.claims.outline import Outline, Step
+from lemmas.symbolic import T, d, j, o, residuals, t, total
+from lemmas.theorem1 import ratio_residual
+
+STATEMENT = ("Assumptions A and B, eta <= 1/L_p, any p_0: (a) ||p_t|| -> oo; (b) if n = 1, "
+             "p_t/||p_t|| -> p_mm/||p_mm||")
+RECONSTRUCTION = "Assumption A is used as loss' < 0 on bounded intervals (see lemma4; NOTES.md)"
 
 
-def gradient_residual(T: int, opt: int = 0, d: int = 2) -> sp.Matrix:
-    """(1): K^T (s o (gamma - f)) - Delta s_opt sum_{t != opt} s_t (k_opt - k_t), s on the simplex."""
-    K = sp.Matrix(T, d, sp.symbols(f"k1:{T * d + 1}", real=True))
-    s = list(sp.symbols(f"s1:{T}", positive=True))
-    s.append(1 - sum(s))
+def gradient_under_B() -> dict:
+    """One coordinate of K^T (s o (gamma - f)) under B (gamma = g0 + Delta e_opt) equals
+    Delta s_opt sum_t s_t (K_opt - K_t), every T (the t = opt term vanishes); s_t = s_opt exp(-(a_opt - a_t))."""
+    s, K = sp.IndexedBase("s", positive=True), sp.IndexedBase("K", real=True)
     g0, D = sp.symbols("g0 Delta", real=True)
-    gamma = [g0 + D * int(t == opt) for t in range(T)]
-    f = sum(st * gt for st, gt in zip(s, gamma))
-    lhs = K.T * sp.Matrix([s[t] * (gamma[t] - f) for t in range(T)])
-    rhs = D * s[opt] * sum((s[t] * (K.row(opt) - K.row(t)).T for t in range(T) if t != opt), sp.zeros(d, 1))
-    return (lhs - rhs).applyfunc(sp.expand)
+    gamma = g0 + D * sp.KroneckerDelta(t, o)
+    f = total(s[t] * gamma)
+    lhs = total(K[t] * s[t] * gamma) - f * total(K[t] * s[t])
+    rhs = D * s[o] * total(s[t] * (K[o] - K[t]))
+    return residuals(gradient=sp.expand((lhs - rhs).subs(sp.Sum(s[t], (t, 1, T)), 1)), softmax_ratio=ratio_residual())
 
 
-def ratio_residual(T: int, opt: int = 0) -> list[sp.Expr]:
-    """(2): s_t - s_opt exp(-(a_opt - a_t)) for softmax weights, exponentials as positive symbols."""
-    a = sp.symbols(f"a1:{T + 1}", real=True)
-    E = sp.symbols(f"E1:{T + 1}", positive=True)
-    Z = sum(sp.exp(x) for x in a)
-    s = [sp.exp(x) / Z for x in a]
-    res = [s[t] - s[opt] * sp.exp(-(a[opt] - a[t])) for t in range(T) if t != opt]
-    return [sp.cancel(sp.together(r.subs({x: sp.log(e) for x, e in zip(a, E)}))) for r in res]
+def norm_step() -> dict:
+    """<delta, p>/||p|| = (||p + delta||^2 - ||p||^2 - ||delta||^2)/(2 ||p||) (symbolic d) and
+    (x^2 - y^2)/(2y) - (x - y) = (x - y)^2/(2y) >= 0: so <delta, p/||p||> >= ||p + delta|| - ||p|| - ||delta||^2/(2||p||)."""
+    p, e = sp.IndexedBase("p", real=True), sp.IndexedBase("delta", real=True)
+    norm2 = lambda z: total(z ** 2, j, d)
+    polar = 2 * total(e[j] * p[j], j, d) - (norm2(p[j] + e[j]) - norm2(p[j]) - norm2(e[j]))
+    x, y = sp.Symbol("x", nonnegative=True), sp.Symbol("y", positive=True)
+    slack = (x ** 2 - y ** 2) / (2 * y) - (x - y)
+    return residuals(polarisation=polar, slack=sp.simplify(slack - (x - y) ** 2 / (2 * y)),
+                     slack_nonnegative=bool(((x - y) ** 2 / (2 * y)).is_nonnegative))
 
 
-def derive() -> Derivation:
-    grads = {(T, o): gradient_residual(T, o) for T in (2, 3, 4, 5) for o in (0, T - 1)}
-    ratios = {T: ratio_residual(T) for T in (2, 3, 4)}
-    ok = all(r.is_zero_matrix for r in grads.values()) and all(x == 0 for r in ratios.values() for x in r)
-    return Derivation(
-        "n = 1 under B: -grad L(p) = |loss'(f)| Delta s_opt^2 sum_{t != opt} exp(-z_t^T p) z_t, z_t = k_opt - k_t: "
-        "GD on L is GD on the exponential loss of the separable points z_t (hard-margin SVM = p_mm) with a "
-        "positive step multiplier",
-        Verdict.PROVED if ok else Verdict.REFUTED,
-        {"gradient_residuals": {f"T={T},opt={o}": str(r.tolist()) for (T, o), r in grads.items()},
-         "softmax_ratio_residuals": {f"T={T}": [str(x) for x in r] for T, r in ratios.items()},
-         "closing_step": "(a) Lemma 4 + Lemma 6; (b) implicit bias of GD on separable exponential-loss data "
-                         "(Soudry et al. 2018; bounded variable steps, Nacson et al. 2019): cited, not re-derived",
-         "why_n_equals_1": "for n >= 2 the per-input multipliers |loss'_i| Delta_i s_{i,opt}^2 differ and vanish on "
-                           "inputs saturated on a non-optimal token, so the sum is no longer one exponential loss"},
-    )
+def telescoping() -> dict:
+    """sum_{s=t0}^{t-1} (x_{s+1} - x_s) = x_t - x_t0 for <p_s, p_hat> and ||p_s||; then with a_t >= a0 +
+    (r_t - r0 - C)/(1 + pi) (C the finite sum of eta^2 ||g_s||^2/(2||p_s||), Lemma 6), a_t/r_t -> >= 1/(1 + pi) as r_t -> oo."""
+    s_, t0, tN = sp.Symbol("s", integer=True), sp.Symbol("t0", integer=True), sp.Symbol("t", integer=True)
+    x = sp.IndexedBase("x")
+    tele = sp.Sum(x[s_ + 1] - x[s_], (s_, t0, tN - 1)).doit() - (x[tN] - x[t0])
+    r, r0, C, pi = sp.symbols("r r0 C pi", positive=True)
+    a0 = sp.Symbol("a0", real=True)
+    lim = sp.limit((a0 + (r - r0 - C) / (1 + pi)) / r, r, sp.oo)
+    return residuals(telescoping=tele, liminf_bound=sp.simplify(lim - 1 / (1 + pi)))
+
+
+def outline() -> Outline:
+    return Outline(STATEMENT, (
+        Step("no finite stationary point: <grad L(p), p_mm> < 0 for every p (Lemma 4), so grad L(p) != 0", "cited",
+             reference="Lemma 4 (outline lemmas/lemma4.py); Appendix B.3", by=("lemma4", "assumption-A")),
+        Step("eta <= 1/L_p gives sum_t ||grad L(p_t)||^2 < oo, so grad L(p_t) -> 0", "cited",
+             reference="Lemma 6, (26) (outline lemmas/lemma6.py)", by=("lemma6",)),
+        Step("(a) grad L is continuous and nonzero, so bounded away from 0 on every ball: with grad L(p_t) -> 0, "
+             "||p_t|| -> oo", "cited", reference="Appendix B.3 (compactness)"),
+        Step("n = 1 under B: -grad L(p) = |loss'(f)| Delta s_opt sum_{t != opt} s_t z_t with s_t = s_opt exp(-z_t^T p), "
+             "z_t = k_opt - k_t (symbolic T): the quantity Lemma 5 compares along p and along p_mm", "symbolic",
+             gradient_under_B, by=("lemma4", "assumption-B")),
+        Step("Lemma 5: for every eps > 0 there is R_eps with <grad L(p), p/||p||> >= (1 + eps) <grad L(p), "
+             "p_mm/||p_mm||> whenever ||p|| >= R_eps (n = 1, Assumption B)", "cited",
+             reference="Appendix B.1, Lemma 5 (gradient correlation conditions)", by=("lemma5",)),
+        Step("(51): with delta = -eta grad L(p_t): <delta, p_mm/||p_mm||> >= (1/(1 + eps)) (||p_{t+1}|| - ||p_t|| - "
+             "||delta||^2/(2||p_t||)), by the norm-step inequality (symbolic d)", "symbolic", norm_step),
+        Step("(52): telescoping from the time ||p_t|| >= R_eps, with sum_t ||delta_t||^2/(2||p_t||) finite (Lemma 6), "
+             "liminf <p_t/||p_t||, p_mm/||p_mm||> >= 1/(1 + eps) as ||p_t|| -> oo; eps is arbitrary", "symbolic",
+             telescoping, by=("lemma6",)),
+    ), RECONSTRUCTION)

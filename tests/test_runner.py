@@ -1,12 +1,23 @@
-"""The runner: every registered result has its three parts; stored counterexamples to a claim
-as stated are replayed as `witness:` parts; internal errors are INCONCLUSIVE, never a pass."""
+"""The runner and the registry's manifest: every result has its parts and the manifest says
+what the modules do (same hypotheses, same necessity searches); stored counterexamples to a
+claim as stated replay as `witness:` parts; an internal error is an INCONCLUSIVE row with its
+reason, never a pass and never a lost run."""
 
+import pytest
 
 from attnsvm.claims import Verdict, registry, runner
 
 
-def test_every_registered_result_is_encoded():
-    assert [e.id for e in registry.available()] == [e.id for e in registry.ENTRIES]
+@pytest.mark.parametrize("e", registry.ENTRIES, ids=lambda e: e.id)
+def test_every_registered_result_is_encoded_as_its_manifest_says(e):
+    assert all(registry.has(pkg, e) for pkg in registry.PARTS), e.id
+    assert tuple(registry.claim(e).hypothesis_names()) == e.hypotheses
+    assert tuple(registry.searches(e)) == e.necessity
+    assert set(e.uses) <= {n.id for n in registry.all_nodes()}, e.uses
+
+
+def test_aliases_resolve_to_their_results():
+    assert registry.entry("lemma11").id == "lemma2" and registry.entry("theorem7").id == "theorem4"
 
 
 def test_every_stored_witness_belongs_to_a_registered_result():
@@ -24,9 +35,11 @@ def test_claim_witnesses_of_the_tightness_result_replay():
         assert rep.verdict is Verdict.REFUTED and rep.part.startswith("witness:") and rep.as_expected
 
 
-def test_an_internal_error_is_inconclusive_with_its_reason():
-    def boom():
+def test_an_internal_error_is_inconclusive_with_its_reason(monkeypatch):
+    def boom(e, budget, seed):
         raise ZeroDivisionError("x")
 
-    rep = runner._guard("lemma1", "check", ("SUPPORTED",), boom)
+    monkeypatch.setattr(runner, "check_report", boom)
+    rep = runner.run(runner.Task("lemma1", "check", "quick", 0))
     assert rep.verdict is Verdict.INCONCLUSIVE and not rep.as_expected and "ZeroDivisionError" in rep.evidence["note"]
+    assert rep.error["type"] == "ZeroDivisionError"

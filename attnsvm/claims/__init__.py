@@ -1,22 +1,32 @@
-"""The claims engine: the vocabulary users state claims in (`Claim`, `Hypothesis`, `Outcome`,
-`Instance`), the search and its verdicts (`engine`), shared hypotheses and instance strategies,
-the registry of the papers' results and the runner of their parts."""
+"""The claims engine: the vocabulary claims are stated in (`Claim`, `Hypothesis`, `Outcome`,
+`Instance`), instance spaces (`spaces`, `strategies`), the search and its verdicts (`search`,
+`verdicts`, `budget`), witnesses, proof outlines, shared hypotheses, the registry of the
+papers' results and the runner of their parts.
 
-from attnsvm.claims.engine import (
-                                   BUDGETS,
-                                   Budget,
-                                   Claim,
-                                   Derivation,
-                                   Hypothesis,
-                                   Instance,
-                                   Outcome,
-                                   Report,
-                                   Verdict,
-                                   check,
-                                   get_budget,
-                                   make_witness,
-                                   replay_witness,
-)
+The names below are imported on first use (PEP 562), so `from attnsvm.claims import registry`
+(the manifest, plain data: `attnsvm list`, the pytest plugin) loads no numerics.
+"""
 
-__all__ = ["BUDGETS", "Budget", "Claim", "Derivation", "Hypothesis", "Instance", "Outcome", "Report", "Verdict", "check",
-           "get_budget", "make_witness", "replay_witness"]
+from __future__ import annotations
+
+import importlib
+
+_WHERE = {"BUDGETS": "budget", "Budget": "budget", "get_budget": "budget",
+          "Claim": "claim", "Hypothesis": "claim", "Instance": "claim", "Outcome": "claim",
+          "Outline": "outline", "Step": "outline", "check": "search",
+          "PASSING": "verdicts", "Report": "verdicts", "Verdict": "verdicts",
+          "make_witness": "witnesses", "replay_witness": "witnesses"}
+
+__all__ = list(_WHERE)
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

@@ -1,7 +1,9 @@
 """Search budgets: how much a check may spend, in evaluations and in wall-clock time.
 
 `seconds` is the soft time of a search: once `min_instances` conclusive instances held, the
-search stops when it is spent (cheap claims get many more instances than costly ones);
+search stops when it is spent (cheap claims get many more instances than costly ones). How far
+a time-bounded search gets depends on the machine; with `seconds=None` the search is bounded
+by evaluations only and is the same everywhere for the same seed;
 `evaluations` caps the instances evaluated; `limit` is the hard wall-clock limit of one part
 (over it: INCONCLUSIVE with the reason); `horizon` multiplies a claim's iteration counts and
 grid sizes; an inconclusive instance is retried with the horizon doubled up to `retries`
@@ -19,7 +21,7 @@ from attnsvm.errors import UserError
 class Budget:
     name: str
     evaluations: int
-    seconds: float
+    seconds: float | None
     min_instances: int
     horizon: float
     limit: float
@@ -29,6 +31,21 @@ class Budget:
         """The same budget with the horizon multiplied by `factor` (to re-decide an instance)."""
         return replace(self, horizon=self.horizon * factor)
 
+    @classmethod
+    def from_json(cls, obj) -> "Budget":
+        """A budget from its name or its JSON form (`to_json`), validated."""
+        if isinstance(obj, str):
+            return get_budget(obj)
+        fields = ("name", "evaluations", "seconds", "min_instances", "horizon", "limit", "retries")
+        if not isinstance(obj, dict) or set(obj) - set(fields) or not set(fields[:6]) <= set(obj):
+            raise UserError(f"budget: expected a name ({', '.join(BUDGETS)}) or an object with keys {list(fields)}")
+        b = cls(**obj)
+        numbers = (b.evaluations, 0 if b.seconds is None else b.seconds, b.min_instances, b.horizon, b.limit, b.retries)
+        if not isinstance(b.name, str) or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x == x
+                                              or x < 0 or x == float("inf") for x in numbers) or b.horizon <= 0:
+            raise UserError(f"budget: values must be finite and non-negative (horizon positive), got {obj}")
+        return b
+
     def to_json(self) -> dict:
         return {"name": self.name, "evaluations": self.evaluations, "seconds": self.seconds,
                 "min_instances": self.min_instances, "horizon": self.horizon, "limit": self.limit,
@@ -36,9 +53,9 @@ class Budget:
 
 
 BUDGETS = {b.name: b for b in (
-    Budget("quick", evaluations=2000, seconds=1.5, min_instances=12, horizon=1.0, limit=120.0),
-    Budget("standard", evaluations=20000, seconds=15.0, min_instances=50, horizon=2.0, limit=900.0),
-    Budget("thorough", evaluations=200000, seconds=120.0, min_instances=200, horizon=4.0, limit=7200.0, retries=2),
+    Budget("quick", evaluations=4000, seconds=3.0, min_instances=6, horizon=1.0, limit=120.0),
+    Budget("standard", evaluations=20000, seconds=15.0, min_instances=25, horizon=2.0, limit=900.0),
+    Budget("thorough", evaluations=200000, seconds=120.0, min_instances=100, horizon=4.0, limit=7200.0, retries=2),
 )}
 
 

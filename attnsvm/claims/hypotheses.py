@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims.engine import Hypothesis
+from attnsvm.claims.claim import Hypothesis
 from attnsvm.svm import geometry
 
 

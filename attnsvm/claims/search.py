@@ -4,12 +4,17 @@
 conclusion, in three phases that share the budget:
 
 1. exhaustive: when the claim's instances are a `Space`, every instance of each scope of its
-   ladder, smallest first, until the phase's share of the budget is spent (the report names
-   the scopes completed and whether the whole space was covered);
-2. targeted and random: Hypothesis generation on the same space (or the claim's own
-   strategy), steering toward small `Outcome.margin` (`hypothesis.target`); a failure is
-   shrunk to a small witness;
-3. the verdict:
+   ladder, smallest first, while the next scope can be completed within the phase's share of
+   the budget (the report names the scopes completed and whether the whole space was covered);
+2. sampled: uniformly random instances of the scopes not enumerated and of the whole space, in
+   turn (a failure is shrunk by lowering its choices one at a time);
+3. targeted: local search from the best instances so far toward each target: a small
+   `Outcome.margin` when the conclusion reports one (how far from failing), else each
+   numeric measurement the outcome reports, pushed both ways (a count of LMMs up, a
+   correlation down: failures sit at the extremes of what a claim measures);
+4. Hypothesis generation on the same space (or the claim's own strategy), steering toward the
+   same targets (`hypothesis.target`), then shrinking a failure to a small witness;
+then the verdict:
    - REFUTED: a counterexample that re-verifies after a JSON round trip (the witness);
    - CERTIFIED: no counterexample, the space was covered exhaustively and every instance
      was decided exactly (a sample of cases is not every case);
@@ -24,12 +29,14 @@ conclusion, in three phases that share the budget:
 from __future__ import annotations
 
 import json
+import math
 import random
 import time
 from collections import Counter
 from typing import Any
 
 import hypothesis
+import numpy as np
 from hypothesis import HealthCheck, Phase, settings
 
 from attnsvm.claims.budget import Budget, get_budget
@@ -39,8 +46,11 @@ from attnsvm.claims.spaces import NotEnumerable, Space, as_strategy
 from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.claims.witnesses import make_witness, replay_witness
 
-EXHAUSTIVE_SHARE = 0.5          # of the budget's seconds and evaluations
-INCONCLUSIVE_SHARE = 0.25       # SUPPORTED needs at most this share of evaluated instances undecided
+EXHAUSTIVE_SHARE = 0.3          # of the budget's seconds and evaluations: the exhaustive phase
+SAMPLED_SHARE = 0.5             # ... up to here: uniform sampling of the scopes not enumerated
+TARGETED_SHARE = 0.85           # ... up to here: local search toward the targets (then Hypothesis)
+INCONCLUSIVE_SHARE = 0.25
+PROBE_COUNT = 100               # instances of a scope after which its cost is projected (with 1.5x slack)       # SUPPORTED needs at most this share of evaluated instances undecided
 
 
 class _Found(BaseException):
@@ -65,6 +75,8 @@ class Search:
         self.measured: dict[str, list[float]] = {k: [] for k in claim.measures}
         self.best_margin: float | None = None
         self.seen: set[str] = set()
+        self.tried: set[tuple] = set()          # records of the exhaustive and sampled phases
+        self.bests: dict[str, tuple[float, tuple]] = {}     # target label -> (value, record)
         self.coverage: dict[str, Any] = {}
 
     # -- clock and budget ------------------------------------------------------------------
@@ -73,11 +85,13 @@ class Search:
 
     def spent(self, share: float = 1.0) -> bool:
         """The phase must stop: its share of the evaluations is used, or its share of the time
-        is (the last phase only once `min_instances` held, then at most a quarter of the limit)."""
+        is (the last phase only once `min_instances` held, then at most a quarter of the limit).
+        A budget without `seconds` splits by evaluations only: the search is then the same on
+        every machine for the same seed."""
         b, t = self.budget, self.elapsed()
         if self.stats["evaluated"] >= b.evaluations * share:
             return True
-        if t >= b.seconds * share and (share < 1 or self.stats["held"] >= b.min_instances):
+        if b.seconds is not None and t >= b.seconds * share and (share < 1 or self.stats["held"] >= b.min_instances):
             return True
         return t >= b.limit / 4
 
@@ -102,10 +116,15 @@ class Search:
     def meets(self, inst: Instance) -> bool:
         return guarded("hypotheses", self.claim.meets, inst, instance=inst)
 
-    def evaluate(self, inst: Instance) -> Outcome:
-        """Evaluate one instance that meets the hypotheses, counting what it shows."""
+    def evaluate(self, inst: Instance, record: tuple | None = None) -> Outcome:
+        """Evaluate one instance that meets the hypotheses, counting what it shows and keeping
+        the best record for each target."""
         out = self.outcome(inst)
         self.stats["evaluated"] += 1
+        if record is not None:
+            for label, value in targets(out, self.claim.measures).items():
+                if label not in self.bests or value >= self.bests[label][0]:
+                    self.bests[label] = (value, record)
         if out.margin is not None:
             self.best_margin = out.margin if self.best_margin is None else min(self.best_margin, out.margin)
         if out.holds is None:
@@ -129,41 +148,132 @@ class Search:
 
     # -- phases ------------------------------------------------------------------------------
     def exhaustive(self, space: Space) -> None:
+        """Each scope of the ladder in turn, only while the next one can be completed within the
+        phase's share of the budget (its size estimated by probes, its cost per instance
+        measured): a partly enumerated scope would cover a corner, not a scope."""
         done: list[str] = []
         cover = self.coverage["exhaustive"] = {"scopes": done, "instances": 0, "met_hypotheses": 0,
                                                "complete": False, "exhausted": False}
+        seen = self.tried
         try:
             for scope in space.scopes():
-                narrowed_any = False
+                estimate = _generating(space.size, scope)
+                too_large = f"next scope too large for the budget (~{estimate:.3g} instances): {scope.describe()}"
+                if estimate > max(0.0, self.budget.evaluations * EXHAUSTIVE_SHARE - self.stats["evaluated"]) * 4:
+                    cover["stopped"] = too_large
+                    return
+                cut_any, count, began = False, 0, time.monotonic()
+                share_seconds = EXHAUSTIVE_SHARE * (self.budget.seconds or math.inf)
                 values = space.enumerate(scope)
                 while True:
                     try:
-                        value, narrowed, seeded = next(values)
+                        value, key, cut = _generating(next, values)
                     except StopIteration:
                         break
-                    except (Exception, SystemExit) as e:  # noqa: BLE001 - the claim's own generator
-                        raise _generator_error(e) from None
-                    narrowed_any |= narrowed or seeded
+                    cut_any |= cut
+                    count += 1
+                    if count == PROBE_COUNT and estimate * (time.monotonic() - began) / count > \
+                            1.5 * (share_seconds - self.elapsed() + (time.monotonic() - began)):
+                        cover["stopped"] = too_large
+                        return
+                    if key in seen:
+                        continue
+                    seen.add(key)
                     if self.spent(EXHAUSTIVE_SHARE):
                         cover["stopped"] = f"budget share spent in scope: {scope.describe()}"
                         return
                     if not isinstance(value, Instance):
                         raise CodeError("instances", "TypeError", f"the space gave {type(value).__name__}, not an Instance")
-                    if not self.new(value):
-                        continue
                     cover["instances"] += 1
                     if not self.meets(value):
                         continue
                     cover["met_hypotheses"] += 1
-                    if self.evaluate(value).holds is False:
+                    if self.evaluate(value, key).holds is False:
                         raise _Found(value)
                 done.append(scope.describe())
-                if not narrowed_any:
+                if not cut_any:
                     cover["complete"] = cover["exhausted"] = True
                     return
             cover["complete"] = True
         except NotEnumerable as e:
             cover["note"] = f"not enumerable: {e}"
+
+    def sampled(self, space: Space) -> None:
+        """Uniform samples from each scope the exhaustive phase did not finish, and from the
+        whole space, in turn; a counterexample is shrunk before it is reported."""
+        import numpy as np
+
+        cover = self.coverage["sampled"] = {"instances": 0}
+        rng = np.random.default_rng([self.seed, 0x5EED])
+        done = len(self.coverage.get("exhaustive", {}).get("scopes", []))
+        scopes = list(space.scopes())[done:] + [None]
+        k = 0
+        while not self.spent(SAMPLED_SHARE):
+            drawn = _generating(space.sample, rng, scopes[k % len(scopes)])
+            k += 1
+            if drawn is None:
+                continue
+            value, record = drawn
+            if record in self.tried:
+                if k > 50 * (cover["instances"] + 1):
+                    return                      # the space is (nearly) used up
+                continue
+            self.tried.add(record)
+            if not isinstance(value, Instance):
+                raise CodeError("instances", "TypeError", f"the space gave {type(value).__name__}, not an Instance")
+            if not self.meets(value):
+                continue
+            cover["instances"] += 1
+            if self.evaluate(value, record).holds is False:
+                raise _Found(self.shrink(space, value, record))
+
+    def targeted(self, space: Space) -> None:
+        """Local search: mutate the best record of each target in turn (one choice by +-1, a pick
+        to another option, or a fresh random choice), keep a child that is at least as good."""
+        import numpy as np
+
+        cover = self.coverage["targeted"] = {"instances": 0, "targets": sorted(self.bests)}
+        rng = np.random.default_rng([self.seed, 0x7A6])
+        k = 0
+        while self.bests and not self.spent(TARGETED_SHARE):
+            labels = sorted(self.bests)
+            label = labels[k % len(labels)]
+            k += 1
+            child = _mutate(list(self.bests[label][1]), rng)
+            got = _generating(space.replay, child)
+            if got is None or got[1] in self.tried:
+                if k > 50 * (cover["instances"] + 1):
+                    return
+                continue
+            value, record = got
+            self.tried.add(record)
+            if not self.meets(value):
+                continue
+            cover["instances"] += 1
+            if self.evaluate(value, record).holds is False:
+                raise _Found(self.shrink(space, value, record))
+
+    def shrink(self, space: Space, value: Instance, record: tuple) -> Instance:
+        """Lower the choices of a counterexample's record one at a time (toward 0, halving, by one;
+        a pick toward the first option) while it stays a counterexample."""
+        stop = self.elapsed() + (self.budget.seconds or self.budget.limit / 8)
+        best, best_record, improved = value, list(record), True
+        while improved and self.elapsed() < stop:
+            improved = False
+            for k, r in enumerate(best_record):
+                for c in _simpler(r):
+                    trial = best_record[:k] + [c] + best_record[k + 1:]
+                    got = _generating(space.replay, trial)
+                    if got is None or _weight(got[1]) >= _weight(best_record) or got[1] in self.tried:
+                        continue
+                    self.tried.add(got[1])
+                    if self.meets(got[0]) and self.outcome(got[0]).holds is False:
+                        best, best_record, improved = got[0], list(got[1]), True
+                        break
+                if improved or self.elapsed() >= stop:
+                    break
+        self.coverage["shrunk"] = best_record != list(record)
+        return best
 
     def random_and_targeted(self, strategy) -> None:
         cover = self.coverage["random_targeted"] = {"instances": 0, "targeted": False}
@@ -178,9 +288,9 @@ class Search:
                 hypothesis.reject()
             cover["instances"] += fresh
             out = self.evaluate(inst)
-            if out.margin is not None:
+            for label, value in targets(out, self.claim.measures).items():
                 cover["targeted"] = True
-                hypothesis.target(-out.margin, label="margin")
+                hypothesis.target(value, label=label)
             return out.holds is False
 
         remaining = max(1, self.budget.evaluations - self.stats["evaluated"])
@@ -196,6 +306,58 @@ class Search:
         except (Exception, SystemExit) as e:  # noqa: BLE001 - raised while generating: the claim's strategy
             raise _generator_error(e) from None
         raise _Found(found)
+
+
+def targets(out: Outcome, measures: tuple[str, ...] = ()) -> dict[str, float]:
+    """What the search pushes up: -margin when the conclusion reports a margin, else each finite
+    numeric measurement of `Outcome.detail` (only the claim's `measures` when it names them),
+    both ways."""
+    if out.margin is not None:
+        return {"-margin": -out.margin} if math.isfinite(out.margin) else {}
+    found = {}
+    for key, v in out.detail.items():
+        if measures and key not in measures:
+            continue
+        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v):
+            found[f"+{key}"], found[f"-{key}"] = float(v), -float(v)
+    return found
+
+
+def _mutate(record: list, rng) -> list:
+    """One random change of a record: an integer by a step of 1, 2 or a random fraction
+    10^-k of its magnitude (so large ranges are crossed), a pick to a neighbouring option."""
+    if not record:
+        return record
+    k = int(rng.integers(len(record)))
+    r = record[k]
+    if isinstance(r, tuple):
+        record[k] = (r[0], max(0, r[1] + int(rng.choice([-1, 1]))))
+    else:
+        scale = abs(r) * 10.0 ** -int(rng.integers(0, 10)) * rng.uniform(0.1, 1)
+        record[k] = r + int(rng.choice([-1, 1])) * max(int(rng.integers(1, 3)), int(scale))
+    return record
+
+
+def _simpler(r) -> list:
+    """Simpler replacements of one record entry: toward 0 for integers, earlier options for picks."""
+    if isinstance(r, tuple):
+        return [(r[0], i) for i in sorted({0, r[1] - 1}) if 0 <= i < r[1]]
+    return [c for c in dict.fromkeys([0, int(r / 2), r - (r > 0) + (r < 0)]) if abs(c) < abs(r)]
+
+
+def _weight(record) -> tuple:
+    """Shrink order: fewer choices, then smaller magnitudes."""
+    return (len(record), sum(abs(r[1]) if isinstance(r, tuple) else abs(r) for r in record))
+
+
+def _generating(fn, *args):
+    """fn(*args) for the claim's own generator: its exceptions are the claim's ('instances')."""
+    try:
+        return fn(*args)
+    except (NotEnumerable, StopIteration, CodeError, OverTime, KeyboardInterrupt):
+        raise
+    except (Exception, SystemExit) as e:  # noqa: BLE001 - the claim's own generator
+        raise _generator_error(e) from None
 
 
 def _generator_error(e: BaseException) -> CodeError:
@@ -223,6 +385,9 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
                 space = guarded("instances", claim.instances, claim.dropped)
                 if isinstance(space, Space):
                     s.exhaustive(space)
+                    if not s.coverage["exhaustive"]["exhausted"] and "note" not in s.coverage["exhaustive"]:
+                        s.sampled(space)
+                        s.targeted(space)
                 if not s.coverage.get("exhaustive", {}).get("exhausted"):
                     s.random_and_targeted(guarded("instances", as_strategy, space))
             except _Found as f:

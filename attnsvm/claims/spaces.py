@@ -20,10 +20,13 @@ space is then exhausted (`Enumeration.exhausted`), which is what CERTIFIED needs
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
+import hypothesis
 from hypothesis import strategies as st
+from hypothesis.strategies._internal.strategies import SearchStrategy
 
 ROLES = ("size", "entry", "index", "seed")
 
@@ -40,6 +43,14 @@ class Chooser:
     def strategy(self, strategy: st.SearchStrategy) -> Any:
         """A value of a Hypothesis strategy: random and targeted search only (not enumerable)."""
         raise NotImplementedError
+
+    def reject(self) -> None:
+        """This choice sequence gives no value (a filter failed)."""
+        raise NotImplementedError
+
+
+class _Rejected(Exception):
+    pass
 
 
 class NotEnumerable(Exception):
@@ -59,6 +70,9 @@ class _Draw(Chooser):
     def strategy(self, strategy):
         return self.draw(strategy)
 
+    def reject(self):
+        hypothesis.reject()
+
 
 @dataclass(frozen=True)
 class Scope:
@@ -77,20 +91,22 @@ class _Narrowed(Exception):
 
 
 class _Enumerate(Chooser):
-    """Replays `prefix` (indices into each choice point's options) and extends it with 0s,
-    recording each choice point's number of options."""
+    """Replays `prefix` (indices into each choice point's options) and extends it with 0s (or,
+    given `rng`, with random indices), recording each choice point's number of options."""
 
-    def __init__(self, scope: Scope, prefix: list[int]):
-        self.scope, self.prefix, self.counts, self.taken = scope, prefix, [], []
+    def __init__(self, scope: Scope, prefix: list[int], rng=None):
+        self.scope, self.prefix, self.counts, self.taken, self.rng = scope, prefix, [], [], rng
+        self.values: list = []  # the record of what was chosen (see `_Sample`)
         self.narrowed = False
         self.seeded = False
         self.grown = 0          # size increments used so far
 
-    def _pick(self, options: list):
+    def _pick(self, options: list, integer: bool = True):
         k = len(self.counts)
-        i = self.prefix[k] if k < len(self.prefix) else 0
+        i = self.prefix[k] if k < len(self.prefix) else (int(self.rng.integers(len(options))) if self.rng else 0)
         self.counts.append(len(options))
         self.taken.append(i)
+        self.values.append(options[i] if integer else (PICK, i))
         return options[i]
 
     def integer(self, lo, hi, role="entry"):
@@ -119,21 +135,88 @@ class _Enumerate(Chooser):
         options = list(options)
         if not options:
             raise ValueError("sampled_from: no options")
-        return self._pick(options)
+        return self._pick(options, integer=False)
 
     def strategy(self, strategy):
         raise NotEnumerable(f"draws from the Hypothesis strategy {strategy!r:.60}")
 
+    def reject(self):
+        raise _Rejected()
 
+
+PICK = "#"          # a record entry (PICK, i): option i of a sampled_from
+
+
+def smallest(lo: int, hi: int, role: str) -> int:
+    """The simplest value of a choice: the value nearest 0 for entries, else lo."""
+    return min(max(0, lo), hi) if role == "entry" else lo
+
+
+class _Sample(Chooser):
+    """Uniformly random choices inside `scope` (None: anywhere in their ranges), or the replay
+    of a `record` (integers as values, picks as (PICK, i)), extended by the simplest choices and
+    clamped into each choice's range. `values` is the record of what was taken."""
+
+    def __init__(self, rng=None, scope: Scope | None = None, record=None):
+        self.rng, self.scope, self.record = rng, scope, record
+        self.values: list = []
+        self.grown = 0
+
+    def _recorded(self):
+        k = len(self.values)
+        return self.record[k] if self.record is not None and k < len(self.record) else None
+
+    def integer(self, lo, hi, role="entry"):
+        lo, hi = int(lo), int(hi)
+        if hi < lo:
+            raise ValueError(f"empty integer range [{lo}, {hi}]")
+        r = self._recorded()
+        if isinstance(r, int):
+            v = min(max(r, lo), hi)
+        elif self.rng is None or self.record is not None:
+            v = smallest(lo, hi, role)
+        elif self.scope is not None and role == "size":
+            v = int(self.rng.integers(lo, max(lo, min(hi, lo + self.scope.size - self.grown)) + 1))
+        elif self.scope is not None and role == "entry":
+            options = entry_options(lo, hi, min(self.scope.radius, 10_000))
+            v = options[int(self.rng.integers(len(options)))]
+        else:
+            v = int(self.rng.integers(lo, hi + 1))
+        if role == "size":
+            self.grown += v - lo
+        self.values.append(v)
+        return v
+
+    def sampled_from(self, options):
+        options = list(options)
+        if not options:
+            raise ValueError("sampled_from: no options")
+        r = self._recorded()
+        if isinstance(r, tuple) and r and r[0] == PICK:
+            i = min(max(int(r[1]), 0), len(options) - 1)
+        elif self.rng is None or self.record is not None:
+            i = 0
+        else:
+            i = int(self.rng.integers(len(options)))
+        self.values.append((PICK, i))
+        return options[i]
+
+    def strategy(self, strategy):
+        raise NotEnumerable(f"draws from the Hypothesis strategy {strategy!r:.60}")
+
+    def reject(self):
+        raise _Rejected()
+
+
+@functools.lru_cache(maxsize=4096)
 def entry_options(lo: int, hi: int, radius: int) -> list[int]:
     """Integers of [lo, hi] by increasing magnitude (0, 1, -1, 2, -2, ...) up to `radius`; when
     the range holds none of them, its `2 radius + 1` values nearest to 0."""
-    values = sorted(range(lo, hi + 1), key=lambda x: (abs(x), -x)) if hi - lo < 10_000 else None
-    if values is None:
-        values = sorted((x for x in range(max(lo, -radius), min(hi, radius) + 1)), key=lambda x: (abs(x), -x))
-        return values or [lo if abs(lo) < abs(hi) else hi]
-    inside = [x for x in values if abs(x) <= radius]
-    return inside or values[: 2 * radius + 1]
+    inside = [x for m in range(radius + 1) for x in ((m, -m) if m else (0,)) if lo <= x <= hi]
+    if inside:
+        return inside
+    near = range(lo, min(hi, lo + 2 * radius) + 1) if lo > 0 else range(hi, max(lo, hi - 2 * radius) - 1, -1)
+    return list(near)
 
 
 @dataclass
@@ -147,35 +230,65 @@ class Enumeration:
     exhausted: bool = False
 
 
-class Space:
+class Space(SearchStrategy):
     """An instance space defined by a generator over a `Chooser` (see the module docstring).
-    What is known of its values, for validating stored instances: `values` (finitely many),
-    `range` (integers lo..hi), `params` (an `instances` space: one specification per key)."""
+    It is a Hypothesis strategy too (usable wherever one is), and `map`, `filter` and `flatmap`
+    keep it enumerable. What is known of its values, for validating stored instances: `values`
+    (finitely many), `range` (integers lo..hi), `params` (an `instances` space: one
+    specification per key)."""
 
     def __init__(self, generate: Callable[[Chooser], Any], description: str = "", ladder: Sequence[Scope] | None = None,
                  *, values: tuple | None = None, range: tuple[int, int] | None = None, params: dict | None = None):
+        super().__init__()
         self.generate = generate
         self.description = description
         self.ladder = tuple(ladder) if ladder is not None else DEFAULT_LADDER
         self.values, self.range, self.params = values, range, params
 
-    def strategy(self) -> st.SearchStrategy:
-        return st.composite(lambda draw: self.generate(_Draw(draw)))()
+    def do_draw(self, data) -> Any:
+        return self.generate(_Draw(data.draw))
 
-    def map(self, f: Callable[[Any], Any], description: str | None = None) -> "Space":
-        return Space(lambda c: f(self.generate(c)), description or self.description, self.ladder)
+    def __repr__(self) -> str:
+        return f"Space({self.description or self.generate!r})"
+
+    def strategy(self) -> st.SearchStrategy:
+        return self
+
+    def map(self, f: Callable[[Any], Any]) -> "Space":
+        return Space(lambda c: f(self.generate(c)), self.description, self.ladder)
+
+    def filter(self, condition: Callable[[Any], Any]) -> "Space":
+        def generate(c: Chooser):
+            value = self.generate(c)
+            if not condition(value):
+                c.reject()
+            return value
+
+        return Space(generate, self.description, self.ladder)
+
+    def flatmap(self, expand: Callable[[Any], Any]) -> "Space":
+        def generate(c: Chooser):
+            inner = expand(self.generate(c))
+            return inner.generate(c) if isinstance(inner, Space) else c.strategy(inner)
+
+        return Space(generate, self.description, self.ladder)
 
     def scopes(self) -> tuple[Scope, ...]:
         return self.ladder
 
-    def enumerate(self, scope: Scope) -> Iterator[tuple[Any, bool, bool]]:
-        """Every value of the space inside `scope`, depth first; yields (value, narrowed, seeded)
-        where narrowed / seeded say whether this value's choices were cut by the scope."""
+    def enumerate(self, scope: Scope) -> Iterator[tuple[Any, tuple, bool]]:
+        """Every value of the space inside `scope`, depth first; yields (value, record, cut) where
+        the record (`_Sample`) identifies the value across scopes and cut says whether the scope
+        narrowed one of its choices or fixed a seed."""
         prefix: list[int] = []
         while True:
             c = _Enumerate(scope, prefix)
-            value = self.generate(c)
-            yield value, c.narrowed, c.seeded
+            try:
+                value = self.generate(c)
+            except _Rejected:
+                pass
+            else:
+                yield value, tuple(c.values), c.narrowed or c.seeded
             taken, counts = c.taken, c.counts
             k = len(taken) - 1
             while k >= 0 and taken[k] + 1 >= counts[k]:
@@ -183,6 +296,40 @@ class Space:
             if k < 0:
                 return
             prefix = taken[:k] + [taken[k] + 1]
+
+
+    def sample(self, rng, scope: Scope | None = None) -> tuple[Any, tuple] | None:
+        """A uniformly random value inside `scope` (None: the whole space) and its record, or
+        None when a filter rejected the draw."""
+        c = _Sample(rng, scope)
+        try:
+            return self.generate(c), tuple(c.values)
+        except _Rejected:
+            return None
+
+    def replay(self, record) -> tuple[Any, tuple] | None:
+        """The value a record gives (clamped into the ranges it meets; simplest choices past
+        its end) and the record actually taken, or None when a filter rejects it."""
+        c = _Sample(record=list(record))
+        try:
+            return self.generate(c), tuple(c.values)
+        except _Rejected:
+            return None
+
+    def size(self, scope: Scope, probes: int = 64, seed: int = 0) -> float:
+        """Knuth's estimate of the number of choice sequences in `scope`: the mean over random
+        root-to-leaf probes of the product of the option counts met on the way."""
+        import numpy as np
+
+        rng, total = np.random.default_rng(seed), 0.0
+        for _ in range(probes):
+            c = _Enumerate(scope, [], rng)
+            try:
+                self.generate(c)
+            except _Rejected:
+                pass
+            total += float(np.prod([float(k) for k in c.counts]))
+        return total / probes
 
 
 DEFAULT_LADDER = (Scope(0, 1), Scope(1, 1), Scope(0, 2), Scope(2, 1), Scope(1, 2), Scope(3, 1), Scope(2, 2),
@@ -195,7 +342,7 @@ def space(generate: Callable[[Chooser], Any], description: str = "") -> Space:
 
 
 def as_strategy(x) -> st.SearchStrategy:
-    return x.strategy() if isinstance(x, Space) else x
+    return x
 
 
 def check_params(space, params: dict) -> str | None:

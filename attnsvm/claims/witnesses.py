@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from attnsvm.claims.budget import BUDGETS, Budget, get_budget
+from attnsvm.claims.budget import BUDGETS, Budget
 from attnsvm.claims.claim import Claim, Instance, OutcomeError, validate_outcome
 from attnsvm.claims.isolation import CodeError, guarded
 from attnsvm.claims.spaces import check_params
@@ -24,7 +24,7 @@ FORMAT = "attnsvm-witness/1"
 # field -> (types, required)
 SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
     "format": ((str,), True), "claim": ((str,), True), "source": ((str,), True), "statement": ((str,), False),
-    "dropped": ((list,), True), "violates": ((list,), False), "budget": ((str,), True), "seed": ((int,), False),
+    "dropped": ((list,), True), "violates": ((list,), False), "budget": ((str, dict), True), "seed": ((int,), False),
     "instance": ((dict,), True), "verdict": ((str,), False), "outcome": ((dict,), False), "provenance": ((str,), False),
     "note": ((str,), False),
 }
@@ -51,8 +51,7 @@ def validate(witness: Any, where: str = "witness") -> dict:
     for key in ("dropped", "violates"):
         if not all(isinstance(x, str) for x in witness.get(key, [])):
             raise UserError(f"{where}: field {key!r} must be a list of hypothesis names")
-    if witness["budget"] not in BUDGETS:
-        raise UserError(f"{where}: budget {witness['budget']!r} is not one of {sorted(BUDGETS)}")
+    Budget.from_json(witness["budget"])
     if witness.get("verdict", "REFUTED") != "REFUTED":
         raise UserError(f"{where}: verdict must be 'REFUTED'")
     return witness
@@ -62,7 +61,7 @@ def make_witness(claim: Claim, inst: Instance, budget: Budget, seed: int, source
     out = validate_outcome(guarded("conclusion", claim.conclusion, inst, budget, instance=inst))
     return {"format": FORMAT, "claim": claim.name, "source": source or claim.name,
             "statement": claim.statement, "dropped": sorted(claim.dropped), "violates": claim.violated(inst),
-            "budget": budget.name, "seed": seed, "instance": inst.to_json(),
+            "budget": budget.name if BUDGETS.get(budget.name) == budget else budget.to_json(), "seed": seed, "instance": inst.to_json(),
             "verdict": "REFUTED", "outcome": {"holds": out.holds, "reason": out.reason, **out.detail}}
 
 
@@ -73,7 +72,7 @@ def replay_witness(witness: dict, claim: Claim, space=None) -> Report:
     start = time.perf_counter()
     validate(witness)
     inst = Instance.from_json(witness["instance"], "witness.instance")
-    budget = get_budget(witness["budget"])
+    budget = Budget.from_json(witness["budget"])
     evidence: dict[str, Any] = {"budget": budget.name, "dropped": witness.get("dropped", []), "replayed": True}
 
     def report(verdict, note="", error=None):
