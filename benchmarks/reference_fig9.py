@@ -1,6 +1,6 @@
 """One-trial-at-a-time reference for the Figure-9 experiment, written the way the papers'
-notebooks are: one torch model, one optimizer loop (SGD on a normalized gradient), one cvxpy
-solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient on its
+notebooks are: one torch model, one optimizer loop (SGD on a normalized gradient, g / (||g|| +
+eps) under the authors' conventions), one cvxpy solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient on its
 eager torch path (`attnsvm.attention.gradients`, batch of one), so agreement with the batched sweep, whose
 unrecorded steps run on the fused kernel (`attnsvm.attention.fused`), tests the batching and the kernel;
 `gradient="autograd"` differentiates through softmax as the notebooks do.
@@ -38,8 +38,8 @@ class PromptAttention(torch.nn.Module):
         return torch.einsum("nt,ntd,d->n", self.attention(X), X, self.v)
 
 
-def train(X, Y, v, p0, steps: int, lr: float, loss: str, gradient: str) -> np.ndarray:
-    """Normalized GD, one step at a time: p <- p - lr g / ||g||."""
+def train(X, Y, v, p0, steps: int, lr: float, loss: str, gradient: str, eps: float = 0.0) -> np.ndarray:
+    """Normalized GD, one step at a time: p <- p - lr g / (||g|| + eps)."""
     Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
     model = PromptAttention(v, p0)
     opt = torch.optim.SGD([model.p], lr=lr)
@@ -54,15 +54,19 @@ def train(X, Y, v, p0, steps: int, lr: float, loss: str, gradient: str) -> np.nd
             norm = g.norm()
             if norm == 0:
                 break
-            model.p.grad = g / norm
+            model.p.grad = g / (norm + eps)
         else:
-            model.p.grad = problem.grad(model.p.detach()[None], stats=False).direction[0].clone()
+            g = problem.grad(model.p.detach()[None], stats=False)
+            factor = 1.0 / (1.0 + eps * torch.exp(-g.log_norm[0])) if eps else 1.0     # ||g|| / (||g|| + eps)
+            model.p.grad = g.direction[0].clone() * factor
         opt.step()
     return model.p.detach().numpy().copy()
 
 
-def classify(X, Y, v, p, sat_tol: float) -> dict:
-    """Same record fields as the batched sweep, decided by `geometry.select` (cvxpy + exact)."""
+def classify(X, Y, v, p, settings: fig9.Settings) -> dict:
+    """Same record fields as the batched sweep, decided by `geometry.select` (cvxpy + exact).
+    Saturation by the settings' rule: mean_i (1 - s_{i,alpha_i}) <= sat_tol, or the authors'
+    band (discard a run with a softmax value in (lo, hi], finite if none is <= lo)."""
     a = X @ p
     s = np.exp(a - a.max(-1, keepdims=True))
     s /= s.sum(-1, keepdims=True)
@@ -70,7 +74,13 @@ def classify(X, Y, v, p, sat_tol: float) -> dict:
     unsat = float(np.mean(1 - s[np.arange(len(alpha)), alpha]))
     rec = {"unsat": unsat, "alpha": alpha.tolist(), "norm": float(np.linalg.norm(p)), "gap": None, "corr": None,
            "certified": None}
-    if not unsat <= sat_tol:
+    if settings.saturation == "band":
+        hi, lo = settings.band
+        if ((s > lo) & (s <= hi)).any():
+            return {**rec, "cls": "discarded"}
+        if not (s <= lo).any():
+            return {**rec, "cls": "non-saturated"}
+    elif not unsat <= settings.sat_tol:
         return {**rec, "cls": "non-saturated"}
     sel = geometry.select(Dataset.from_arrays(X, Y, v), alpha, solver="cvxpy")
     if not sel.feasible:
@@ -80,6 +90,6 @@ def classify(X, Y, v, p, sat_tol: float) -> dict:
 
 
 def trial(settings: fig9.Settings, d: int, t: int, gradient: str = "cancellation-free") -> dict:
-    X, Y, v, p0 = fig9.instance(settings.seed, d, t, settings.n, settings.T, settings.init_scale)
-    p = train(X, Y, v, p0, settings.steps, settings.lr, settings.loss, gradient)
-    return {"trial": t, "d": d, "p": p.tolist(), **classify(X, Y, v, p, settings.sat_tol)}
+    X, Y, v, p0 = fig9.instance(settings.seed, d, t, settings.n, settings.T, settings.init_scale, settings.labels)
+    p = train(X, Y, v, p0, settings.steps, settings.lr, settings.loss, gradient, settings.eps)
+    return {"trial": t, "d": d, "p": p.tolist(), **classify(X, Y, v, p, settings)}

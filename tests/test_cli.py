@@ -99,7 +99,9 @@ def test_user_claim_file_counterexample_and_replay(monkeypatch, capsys, tmp_path
     code, out, _ = run(monkeypatch, capsys, "counterexample", "examples/my_claims.py:unique_lmm", "--budget", "quick",
                        "--out", w)
     assert code == 0 and w.exists()
-    code, out, _ = run(monkeypatch, capsys, "replay", w, "--json", tmp_path / "r.json")
+    code, _, err = run(monkeypatch, capsys, "replay", w)
+    assert code == 2 and "--claims" in err and err.count("\n") == 1      # a witness never names code that runs
+    code, out, _ = run(monkeypatch, capsys, "replay", w, "--claims", "examples/my_claims.py", "--json", tmp_path / "r.json")
     assert code == 0 and "REFUTED" in out
     assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
 
@@ -113,24 +115,29 @@ def test_user_claim_file_with_wrong_expectation_exits_1(monkeypatch, capsys, tmp
     assert code == 1 and "NO" in out
 
 
-def test_broken_claim_file_is_one_line(monkeypatch, capsys, tmp_path):
+def test_broken_claim_file_is_a_row_and_the_others_are_still_judged(monkeypatch, capsys, tmp_path):
     f = tmp_path / "claims.py"
     f.write_text("def broken(:\n")
-    code, _, err = run(monkeypatch, capsys, "check", f)
-    assert code == 2 and "cannot load (SyntaxError" in err
+    code, out, err = run(monkeypatch, capsys, "check", f, "lemma2", "--json", tmp_path / "c.json")
+    res = json.loads((tmp_path / "c.json").read_text())
+    load = [r for r in res["reports"] if r["part"] == "load"]
+    assert code == 1 and "Traceback" not in out + err
+    assert load[0]["error"]["type"] == "SyntaxError" and not load[0]["as_expected"]
+    assert sum(r["id"] == "lemma2" for r in res["reports"]) == 5
 
 
 def test_interrupted_check_keeps_finished_parts(monkeypatch, capsys, tmp_path):
     from attnsvm.claims import runner
 
-    real = runner.reports
+    real, calls = runner.run, []
 
-    def interrupted(*args, **kw):
-        gen = real(*args, **kw)
-        yield next(gen)
-        raise KeyboardInterrupt
+    def interrupted(task):
+        calls.append(task)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return real(task)
 
-    monkeypatch.setattr(runner, "reports", interrupted)
+    monkeypatch.setattr(runner, "run", interrupted)
     code, _, err = run(monkeypatch, capsys, "check", "lemma2", "--json", tmp_path / "c.json")
     res = json.loads((tmp_path / "c.json").read_text())
     assert code == 130 and res["interrupted"] and [r["part"] for r in res["reports"]] == ["derivation"]
@@ -154,3 +161,35 @@ def test_every_stored_witness_replays_from_its_file_on_the_torch_path(monkeypatc
         fused.reset()
     assert code == 0 and not err, (out, err)
     assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
+
+
+USER_CLAIMS = '''
+import time
+from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims.strategies import instances, integer_datasets
+space = lambda dropped: instances(integer_datasets(n=1, T=2, d=1, lo=-1, hi=1))
+refuted = Claim("refuted", "d >= 2", (), lambda i, b: Outcome(i.dataset.d >= 2), space)
+holds = Claim("holds", "T >= 2", (), lambda i, b: Outcome(i.dataset.T >= 2), space)
+raises = Claim("raises", "boom", (), lambda i, b: {}["missing"], space)
+exits = Claim("exits", "exit", (), lambda i, b: __import__("sys").exit(0), space)
+'''
+
+
+def test_expectation_free_claims_fail_closed_and_a_raising_claim_is_its_own_row(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "mine.py"
+    f.write_text(USER_CLAIMS)
+    code, out, err = run(monkeypatch, capsys, "check", f, "--json", tmp_path / "c.json")
+    rows = {r["id"].split(":")[1]: r for r in json.loads((tmp_path / "c.json").read_text())["reports"]}
+    assert code == 1 and "Traceback" not in out + err
+    assert rows["refuted"]["verdict"] == "REFUTED" and not rows["refuted"]["as_expected"]
+    assert rows["holds"]["verdict"] == "SUPPORTED" and rows["holds"]["as_expected"]     # whole space, not exactly
+    assert rows["raises"]["error"]["type"] == "KeyError" and rows["raises"]["error"]["instance"]["dataset"]["X"]
+    assert rows["exits"]["error"]["type"] == "SystemExit"
+
+
+def test_a_claims_file_that_exits_at_import_is_a_row_not_a_silent_pass(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "exits.py"
+    f.write_text("import sys\nsys.exit(0)\n")
+    code, out, err = run(monkeypatch, capsys, "check", f, "--json", tmp_path / "c.json")
+    rows = json.loads((tmp_path / "c.json").read_text())["reports"]
+    assert code == 1 and rows[0]["part"] == "load" and rows[0]["error"]["type"] == "SystemExit"

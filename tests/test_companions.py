@@ -149,7 +149,8 @@ IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "t
 
 @pytest.mark.parametrize("id", IDS)
 def test_result_verdicts_as_expected(id):
-    """Derivation PROVED, check as registered, every stored necessity witness replays REFUTED."""
+    """Derivation as registered (PROVED only for tfsvm-rank), check as registered, every stored necessity witness
+    replays REFUTED."""
     e = registry.entry(id)
     reports = list(runner.reports(e, "quick", 0))
     assert [r.part for r in reports][:2] == ["derivation", "check"]
@@ -158,7 +159,7 @@ def test_result_verdicts_as_expected(id):
         assert r.as_expected, (r.part, r.verdict, r.evidence)
         if r.part.startswith("drop:"):
             assert r.verdict is Verdict.REFUTED and r.evidence.get("replayed"), r.evidence
-    assert reports[0].verdict is Verdict.PROVED
+    assert str(reports[0].verdict) == ("PROVED" if id == "tfsvm-rank" else "PARTIAL")
 
 
 def test_necessity_search_from_scratch_finds_farkas_witness():

@@ -142,11 +142,18 @@ def test_turned_off_or_unbuildable_falls_back_with_a_reason(monkeypatch, tmp_pat
 
 
 def test_build_is_cached_and_reused(monkeypatch, tmp_path, restore_library):
+    """The build and its self-check pass are cached: a later load skips the check (it would
+    fail here) until the recorded digest no longer matches, then checks again."""
     assert _fresh_library(monkeypatch, tmp_path) is not None
     built = sorted(tmp_path.glob("fused_grad-*.so"))
-    assert len(built) == 1 and fused.status().startswith("on (")
+    stamps = sorted(tmp_path.glob("fused_grad-*.checked"))
+    assert len(built) == 1 and [s.stem for s in stamps] == [built[0].stem] and fused.status().startswith("on (")
+    monkeypatch.setattr(fused, "_self_check", lambda lib: "self-check: made to fail")
     fused.reset()
-    assert fused.library() is not None and sorted(tmp_path.glob("*")) == built
+    assert fused.library() is not None and sorted(tmp_path.glob("*")) == sorted(built + stamps)
+    stamps[0].write_text("a digest of some other build or eager path")
+    fused.reset()
+    assert fused.library() is None and "made to fail" in fused.status()
 
 
 @pytest.mark.parametrize("rule", [dynamics.NormalizedGD(1.0), dynamics.GD(0.5)])
@@ -174,4 +181,33 @@ def test_a_damaged_cached_build_is_replaced(monkeypatch, tmp_path, restore_libra
     out = subprocess.run([sys.executable, "-c", "from attnsvm.attention import fused; print(fused.status())"],
                          capture_output=True, text=True, env={**os.environ, "ATTNSVM_CACHE_DIR": str(tmp_path)},
                          check=True)
-    assert out.stdout.startswith("on (") and built.stat().st_size > 1000 and sorted(tmp_path.glob("*")) == [built]
+    assert out.stdout.startswith("on (") and built.stat().st_size > 1000
+    assert sorted(tmp_path.glob("*")) == [built.with_suffix(".checked"), built]
+
+
+def test_numpy_constants_are_the_eager_paths():
+    """The kernel's numpy side restates three things of the torch side: pinned here."""
+    from attnsvm.attention import gradients
+
+    assert fused.ROUNDING == gradients.ROUNDING and fused.UNDERFLOW == dynamics.UNDERFLOW
+    assert set(fused.LOSS_CODES) == set(LOSSES)
+    K, _, _ = batch(4, 5, 3, 4, 3, 0.0, False, False)
+    np.testing.assert_allclose(fused.rounding_bound(K.numpy()), gradients.rounding_bound(K).numpy(), rtol=1e-15)
+
+
+@given(seed=st.integers(0, 10_000), B=st.integers(1, 9), n=st.integers(1, 4), T=st.integers(2, 6),
+       d=st.integers(1, 7), log10_scale=st.floats(-2, 3.5), ties=st.booleans(), dead=st.booleans(),
+       loss=st.sampled_from(sorted(LOSSES)))
+def test_numpy_entry_equals_eager_with_saturation(seed, B, n, T, d, log10_scale, ties, dead, loss):
+    """`FusedGrad.of_arrays` (numpy keys, no torch): the eager path's selected tokens, direction,
+    log-norm and, from the same pass, its saturation statistic log(1 - s_ref)."""
+    K, gamma, p = batch(seed, B, n, T, d, log10_scale, ties, dead)
+    kernel = fused.FusedGrad.of_arrays(K.numpy(), gamma.numpy(), loss)
+    ws = kernel.workspace()
+    direction, log_norm, selected = kernel.arrays(p.numpy(), ws)
+    want = linear_head_grad(K, gamma, p, get_loss(loss), stats=True)
+    got = fused.FusedGrad.of(K, gamma, get_loss(loss))
+    assert_same(type(want)(None, torch.from_numpy(direction.copy()), torch.from_numpy(log_norm.copy()),
+                           torch.from_numpy(selected), None), want)
+    assert_same(got(p), want)
+    np.testing.assert_allclose(kernel.log_unsat(ws), want.log_unsat.numpy(), rtol=1e-9, atol=1e-9)

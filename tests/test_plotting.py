@@ -14,7 +14,7 @@ from attnsvm.interfaces.plotting import common
 from attnsvm.interfaces.plotting.dataset import plot_dataset
 
 PNG = b"\x89PNG\r\n\x1a\n"
-SHORT = Budget("test", 1, 0.25)
+SHORT = Budget("test", evaluations=1, seconds=1.0, min_instances=1, horizon=0.25, limit=120.0)
 
 
 def _is_png(path) -> bool:

@@ -4,6 +4,8 @@ shards, batched vs one-at-a-time reference, statistics behind the verdicts, CLI 
 from __future__ import annotations
 
 import json
+import math
+import os
 import subprocess
 import sys
 from dataclasses import replace
@@ -12,15 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from attnsvm.attention import fused
 from attnsvm.attention.data import Dataset
 from attnsvm.errors import UserError
 from attnsvm.interfaces.sweeps import fig9, stats
-from attnsvm.interfaces.sweeps.shards import (
-    InlineExecutor,
-    Shard,
-    open_store,
-    run_shards,
-)
+from attnsvm.interfaces.executors import Inline as InlineExecutor
+from attnsvm.interfaces.sweeps.shards import Shard, open_store, run_shards
 from attnsvm.svm import geometry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,13 +56,18 @@ def test_classes_match_exhaustive_geometry(tiny):
     assert saturated >= len(records) // 2
 
 
+def _classified(s, d, trials):
+    X, Y, v, p0 = fig9.instances(s, d, trials)
+    run = fig9.run_batch(X, Y, v, p0, s)
+    sats = fig9.saturation(s, X, run.p, run.log_unsat)
+    return run, fig9.classify(X, Y, v, run.p, run.selected, sats)
+
+
 def test_exact_path_agrees_with_fast_path(monkeypatch):
     """Forcing every run through the exact path (grey band everywhere) changes nothing."""
-    X, Y, v, p0 = fig9.instances(TINY, 3, range(6))
-    P, sel, lu, _ = fig9.run_batch(X, Y, v, p0, 300, 1.0, "logistic")
-    fast = [fig9.classify(X[b], Y[b], v[b], P[b], sel[b], lu[b], TINY.sat_tol) for b in range(6)]
+    _, fast = _classified(TINY, 3, range(6))
     monkeypatch.setattr(fig9, "NEAR_ACTIVE", 1e12)
-    exact = [fig9.classify(X[b], Y[b], v[b], P[b], sel[b], lu[b], TINY.sat_tol) for b in range(6)]
+    _, exact = _classified(TINY, 3, range(6))
     for f, e in zip(fast, exact):
         assert f["cls"] == e["cls"]
         if e["cls"] != "non-saturated":
@@ -129,13 +133,11 @@ def test_batched_agrees_with_reference():
     import reference_fig9 as ref
 
     s = replace(TINY, n=4, T=5, dims=(4,), trials=3, steps=150)
-    X, Y, v, p0 = fig9.instances(s, 4, range(3))
-    P, sel, lu, _ = fig9.run_batch(X, Y, v, p0, s.steps, s.lr, s.loss)
+    run, batched = _classified(s, 4, range(3))
     for t in range(3):
         r = ref.trial(s, 4, t)
-        b = fig9.classify(X[t], Y[t], v[t], P[t], sel[t], lu[t], s.sat_tol)
-        np.testing.assert_allclose(r["p"], P[t], rtol=1e-9, atol=1e-9)
-        assert r["alpha"] == b["alpha"] and r["cls"] == b["cls"]
+        np.testing.assert_allclose(r["p"], run.p[t], rtol=1e-9, atol=1e-9)
+        assert r["alpha"] == batched[t]["alpha"] and r["cls"] == batched[t]["cls"]
 
 
 def test_trend_and_bound_checks():
@@ -145,6 +147,8 @@ def test_trend_and_bound_checks():
     dip = up[:3] + [(8, 100, 1000)] + up[4:]
     assert stats.trend_check("rises", dip)["verdict"] == "REFUTED"
     assert stats.trend_check("rises", [(d, 0, 100) for d in (1, 2)])["verdict"] == "INCONCLUSIVE"
+    assert stats.trend_check("rises", [])["verdict"] == "INCONCLUSIVE"        # every run discarded
+    assert stats.upper_bound_check("<1%", 0, 0, 0.01)["verdict"] == "INCONCLUSIVE"
     assert stats.upper_bound_check("<1%", 2, 8000, 0.01)["verdict"] == "SUPPORTED"
     assert stats.upper_bound_check("<1%", 300, 8000, 0.01)["verdict"] == "REFUTED"
     assert stats.upper_bound_check("<1%", 80, 8000, 0.01)["verdict"] == "INCONCLUSIVE"
@@ -152,15 +156,18 @@ def test_trend_and_bound_checks():
     assert lo < 0.05 < hi
 
 
-def _cli(*args, cwd):
-    return subprocess.run([sys.executable, "-c", "from attnsvm.interfaces.cli import main; main()", "reproduce", *args],
-                          capture_output=True, text=True, cwd=cwd)
+def _cli(*args, cwd, code="from attnsvm.interfaces.cli import main; main()"):
+    """`attnsvm reproduce ARGS` in a subprocess running in `cwd` on this checkout's code."""
+    return subprocess.run([sys.executable, "-c", code, "reproduce", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
 
 
 @pytest.mark.parametrize("args, message", [
     (["fig9", "--d", "2,x"], "--d: expected integers"),
     (["fig9", "--trials", "0"], "--trials must be positive"),
     (["fig9", "--loss", "hinge"], "unknown loss"),
+    (["fig9", "--conventions", "notebook"], "unknown conventions"),
+    (["fig9", "--conventions", "authors", "--sat-tol", "1e-9"], "saturation band"),
     (["tfsvm-rank", "--n", "0"], "--n: expected positive integers"),
 ])
 def test_cli_user_errors(tmp_path, args, message):
@@ -212,3 +219,178 @@ def test_tfsvm_local_tiny_both_normalizations(tmp_path):
         finals[how] = f
     assert finals["per-factor"]["W~W_mm"] == finals["joint"]["W~W_mm"]       # the W run does not change
     assert finals["per-factor"]["KQ~W*_mm"] != finals["joint"]["KQ~W*_mm"]   # the (K, Q) run does
+
+
+# ---- the authors' conventions (--conventions authors) and the torch-free path
+
+AUTHORS = fig9.preset("authors", n=3, T=4, dims=(2, 5), trials=12, steps=300, shard_size=6, seed=1)
+
+
+def test_authors_preset_is_their_conventions_and_keeps_explicit_settings():
+    s = fig9.preset("authors")
+    assert (s.lr, s.eps, s.labels, s.saturation, s.band) == (0.1, np.finfo(np.float64).eps, "gaussian-sign", "band",
+                                                              (1e-3, 1e-6))
+    assert (s.steps, s.trials, s.loss, s.init_scale) == (1000, 1000, "logistic", 0.01)   # Figure 9's protocol
+    assert fig9.preset("default") == fig9.Settings()
+    assert fig9.preset("authors", lr=0.5, sat_tol=None).lr == 0.5
+    with pytest.raises(UserError, match="unknown conventions"):
+        fig9.preset("notebook")
+    assert fig9.Settings.from_json(json.loads(json.dumps(s.to_json()))) == s
+
+
+def test_authors_data_differ_only_in_how_labels_are_drawn():
+    """Rows and v are Gaussian rows over their norms either way; the labels come from the sign of
+    a Gaussian draw, both values occur, and the trial's stream is its own."""
+    X, Y, v, p0 = fig9.instance(0, 4, 7, 50, 3, 0.01, "gaussian-sign")
+    X2, Y2, v2, _ = fig9.instance(0, 4, 7, 50, 3, 0.01)
+    np.testing.assert_array_equal(X, X2)
+    np.testing.assert_array_equal(v, v2)
+    np.testing.assert_allclose(np.linalg.norm(X, axis=-1), 1.0)
+    assert set(Y) == {-1.0, 1.0} and not np.array_equal(Y, Y2)
+    rng = np.random.default_rng([0, 4, 7])
+    rng.standard_normal((50, 3, 4)), rng.standard_normal(4)
+    np.testing.assert_array_equal(Y, np.where(rng.standard_normal(50) > 0, 1.0, -1.0))
+
+
+def _one_input(*values):
+    """X (1, 1, T, T) with identity keys and p = log(values): softmax values `values` / their sum."""
+    T = len(values)
+    return np.eye(T)[None, None], np.log(np.array(values, dtype=float))[None]
+
+
+@pytest.mark.parametrize("values, state, in_band, multi", [
+    ((1.0, 2e-9, 1e-13), "saturated", 0, 0),              # every other value <= 1e-6
+    ((0.5, 0.5, 1e-9), "saturated", 0, 1),                # two tokens above 1e-3 (the argmax is classified)
+    ((1.0, 0.99e-3, 1e-9), "discarded", 1, 0),            # a value in (1e-6, 1e-3]
+    ((1.0, 1.01e-6, 1e-9), "discarded", 1, 0),            # just above the band's lower edge
+    ((1.0, 0.99e-6, 1e-9), "saturated", 0, 0),            # just below it
+    ((1.0, 1.01e-3, 1e-9), "saturated", 0, 1),            # just above its upper edge
+    ((0.6, 0.3, 0.1), "non-saturated", 0, 1),             # no value <= 1e-6: finite
+    ((1.0, 1e-2, 2e-3), "non-saturated", 0, 1),
+])
+def test_saturation_band_on_constructed_softmax_values(values, state, in_band, multi):
+    """The authors' rule: any value in (1e-6, 1e-3] discards the run; no value <= 1e-6 means finite."""
+    X, P = _one_input(*values)
+    s = fig9.preset("authors", n=1, T=3, dims=(3,))
+    log_unsat = np.log1p(-np.exp(fig9.log_softmax(X, P)).max(-1))
+    (got,) = fig9.saturation(s, X, P, log_unsat)
+    assert (got["state"], got["in_band"], got["multi_inputs"]) == (state, in_band, multi)
+    (mean_rule,) = fig9.saturation(fig9.Settings(n=1, T=3, dims=(3,)), X, P, log_unsat)
+    assert mean_rule["state"] == ("saturated" if got["unsat"] <= 1e-6 else "non-saturated")
+
+
+@pytest.fixture(scope="module")
+def authors_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fig9-authors")
+    return out, *fig9.sweep(AUTHORS, out, InlineExecutor(), draw=False)
+
+
+def test_authors_run_applies_the_discard_rule(authors_run):
+    """Discarded runs have softmax values in the band and no class; kept runs none; the per-d
+    fractions and the checks count the kept runs only, and the discards are reported."""
+    out, summary, records = authors_run
+    assert {r["cls"] for r in records} <= set(fig9.CLASSES)
+    for r in records:
+        assert (r["cls"] == "discarded") == (r["in_band"] > 0)
+        assert (r["gap"] is None) == (r["cls"] in ("discarded", "non-saturated", "unresolved"))
+    for row in summary["per_d"]:
+        assert row["kept"] == row["trials"] - row["discarded"] and sum(row[c] for c in fig9.CLASSES) == row["trials"]
+        if row["kept"]:
+            assert row["frac_lmm"] == row["lmm_incl_gmm"] / row["kept"]
+    assert summary["discarded"] == sum(r["cls"] == "discarded" for r in records)
+    assert f"({summary['discarded']} discarded in all)" in summary["checks"][0]["evidence"]
+    assert json.loads((out / "fig9.json").read_text())["settings"]["saturation"] == "band"
+
+
+def test_authors_run_selects_the_final_argmax_and_classifies_it(authors_run):
+    """Recomputed from the run's own data: the selected tokens are the final iterate's argmax
+    and every saturated run's class is that of geometry.select on them."""
+    _, _, records = authors_run
+    d = 5
+    mine = [r for r in records if r["d"] == d]
+    X, Y, v, p0 = fig9.instances(AUTHORS, d, range(AUTHORS.trials))
+    run = fig9.run_batch(X, Y, v, p0, AUTHORS)
+    np.testing.assert_array_equal(run.selected, np.einsum("bntd,bd->bnt", X, run.p).argmax(-1))
+    checked = 0
+    for b, r in enumerate(mine):
+        assert r["alpha"] == run.selected[b].tolist()
+        if r["cls"] in ("gmm", "lmm", "neither"):
+            sel = geometry.select(Dataset.from_arrays(X[b], Y[b], v[b]), r["alpha"])
+            assert r["cls"] == ("gmm" if sel.is_gmm else "lmm" if sel.score_gap > 0 else "neither")
+            checked += 1
+    assert checked >= 3
+
+
+def test_eps_step_matches_the_torch_rule_and_stops_below_eps():
+    """g/(||g|| + eps) on the kernel equals the torch path's rule (`fig9.EpsNormalizedGD`); once
+    ||g|| is far below eps the step is ||g||/eps of lr, so a deeply saturated start stays put."""
+    import torch
+
+    from attnsvm import dynamics
+
+    X, Y, v, p0 = fig9.instances(AUTHORS, 5, range(6))
+    gamma = fig9.scores(X, Y, v)
+    kernel = fused.FusedGrad.of_arrays(X, gamma, "logistic")
+    run = kernel.normalized_gd(p0, 200, 0.1, fig9.MACHINE_EPS)
+    tr = dynamics.run(dynamics.Problem.from_arrays(X, gamma, "logistic", device="cpu"),
+                      fig9.EpsNormalizedGD(0.1, fig9.MACHINE_EPS), torch.as_tensor(p0), 200, every=200)
+    np.testing.assert_allclose(run.p, tr.final.numpy(), rtol=1e-9, atol=1e-9)
+    assert np.array_equal(run.selected, tr.selected.numpy()) and run.status == tr.status
+    deep = run.p * (2000 / np.linalg.norm(run.p, axis=-1, keepdims=True))      # ||g|| ~ e^-hundreds
+    _, log_norm, _ = kernel.arrays(deep)
+    still = kernel.normalized_gd(deep, 50, 0.1, fig9.MACHINE_EPS).p
+    moves = kernel.normalized_gd(deep, 50, 0.1, 0.0).p
+    far = log_norm < math.log(fig9.MACHINE_EPS) - 5
+    assert far.any()
+    assert (np.linalg.norm(still - deep, axis=-1)[far] < 5 * 0.1 * 50 * math.exp(-5)).all()
+    np.testing.assert_allclose(np.linalg.norm(moves - deep, axis=-1)[far], 0.1 * 50, rtol=1e-6)
+
+
+def test_kernel_run_matches_dynamics_run():
+    """`FusedGrad.normalized_gd` (numpy, no torch) against `dynamics.run` on the same problem: the
+    same selections, statuses and saturation, and saturated runs reach the same p to rounding
+    (non-saturated runs wander with lr 1, so their first-step rounding differences grow)."""
+    import torch
+
+    from attnsvm import dynamics
+
+    s = replace(TINY, n=4, T=5)
+    X, Y, v, p0 = fig9.instances(s, 4, range(8))
+    run = fig9.run_batch(X, Y, v, p0, s)
+    tr = dynamics.run(dynamics.Problem.from_arrays(X, fig9.scores(X, Y, v), "logistic", device="cpu"),
+                      dynamics.NormalizedGD(1.0), torch.as_tensor(p0), s.steps, every=s.steps)
+    sat = np.exp(run.log_unsat).mean(-1) <= s.sat_tol
+    assert sat.sum() >= 4 and run.status == tr.status
+    np.testing.assert_array_equal(run.selected[sat], tr.selected.numpy()[sat])
+    np.testing.assert_allclose(run.p[sat], tr.final.numpy()[sat], rtol=1e-9)
+    np.testing.assert_allclose(run.log_unsat[sat], tr.log_unsat[-1].numpy()[sat], rtol=1e-9)
+
+
+def test_reproduce_fig9_imports_no_torch_sympy_or_cvxpy(tmp_path):
+    """End to end through the command line (two workers): the run needs neither torch, sympy nor
+    cvxpy (matplotlib only to draw), given a cached, checked kernel."""
+    assert fused.status().startswith("on (")
+    code = ("import atexit, sys; atexit.register(lambda: print('MODULES', sorted(m for m in "
+            "('torch', 'sympy', 'cvxpy', 'scipy.optimize') if m in sys.modules)));"
+            "from attnsvm.interfaces.cli import main; main()")
+    r = _cli("fig9", "--n", "3", "--T", "4", "--d", "3,4", "--trials", "8", "--steps", "50", "--shard-size", "4",
+             "--workers", "2", "--out", "o", cwd=tmp_path, code=code)
+    assert r.returncode == 0, r.stderr
+    records = json.loads((tmp_path / "o" / "fig9_runs.json").read_text())
+    if all(r["certified"] is None for r in records):      # (an exact certificate imports the exact path)
+        assert "MODULES []" in r.stdout
+    assert (tmp_path / "o" / "fig9.png").stat().st_size > 10_000
+
+
+def test_every_run_discarded_is_inconclusive_and_strict_json(tmp_path):
+    """A horizon too short for the band (every run has a softmax value in (1e-6, 1e-3]): no
+    fraction, every verdict INCONCLUSIVE, and the outputs are strict JSON (no NaN)."""
+    s = fig9.preset("authors", n=3, T=4, dims=(3,), trials=20, steps=100, shard_size=20)
+    summary, records = fig9.sweep(s, tmp_path, InlineExecutor())
+    assert summary["discarded"] == 20 and summary["per_d"][0]["frac_lmm"] is None
+    assert {c["verdict"] for c in summary["checks"]} == {"INCONCLUSIVE"}
+
+    def refuse(constant):
+        raise ValueError(constant)
+    json.loads((tmp_path / "fig9.json").read_text(), parse_constant=refuse)
+    assert (tmp_path / "fig9.png").stat().st_size > 10_000

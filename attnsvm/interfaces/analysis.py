@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import numpy as np
 
@@ -14,23 +15,57 @@ from attnsvm.errors import UserError
 from attnsvm.svm import geometry
 
 
-def analyze_dataset(ds: Dataset, limit: int = 4096) -> dict:
-    """Scores, optimal tokens, GMM, and every LMM (Definition 2) with neighbours and certificates."""
-    sels = list(geometry.selections(ds, limit))
-    lmms = [s.to_json() for s in sels if s.locally_optimal]
-    exhaustive = geometry.exhaustive(ds, limit)
+def analyze_dataset(ds: Dataset, limit: int = 4096, seconds: float | None = None, screen: bool | None = None,
+                    progress: Callable[[str, int, int | None], None] | None = None) -> dict:
+    """Scores, optimal tokens, GMM, and every LMM (Definition 2) with neighbours and certificates,
+    and whether the LMM set is exact (`geometry.Search`). The LMM search covers [T]^n when
+    T^n <= limit, else samples `limit` selections, and stops after `seconds`. Refuses (UserError)
+    where float64 cannot represent an answer at the data's scale rather than answer differently.
+    progress(description, done, total) reports long work."""
+    tell = progress or (lambda *_: None)
+    tell("solving and certifying the GMM", 0, None)
+    g = geometry.gmm(ds)
+    _representable(g)
+    tell("searching LMMs", 0, None)
+    found = geometry.search(ds, limit, seconds=seconds, screen=screen, known=[g],
+                            progress=lambda done, total: tell("searching LMMs", done, total))
+    sels = found.selections
+    for s in sels:
+        _representable(s)
+    lmms = found.lmms
     return {
         "name": ds.name, "n": ds.n, "T": ds.T, "d": ds.d,
-        "scores": model.scores(ds).tolist(),
+        "scores": [[_json_float(q) for q in row] for row in model.exact_scores(ds)],
         "optimal_tokens": model.optimal_tokens(ds).tolist(),
         "strict_optimality": model.strict_optimality(ds),
-        "gmm": geometry.gmm(ds).to_json(),
-        "lmms": lmms,
+        "gmm": g.to_json(),
+        "lmms": [s.to_json() for s in lmms],
+        "lmm_set_exact": found.exact,
+        "lmm_search": found.summary(),
+        "search": {"space": found.space, "selections_examined": len(sels), "exhaustive": found.exhaustive,
+                   "sampled": found.sampled, "decided_exactly": found.count("exact"),
+                   "screened_numerically": found.count("numeric"), "undecided": found.count("uncertain"),
+                   "stopped_by": found.stopped or None, "seconds": round(found.seconds, 3),
+                   "lmm_set_exact": found.exact, "why_not_exact": found.why_not_exact()},
         "selections_examined": len(sels),
         "feasible_selections": sum(s.feasible for s in sels),
-        "lmm_search": f"{'all' if exhaustive else 'sampled'} {len(sels)} of {ds.T}^{ds.n} selections",
-        "exhaustive": exhaustive,
+        "exhaustive": found.exhaustive,
     }
+
+
+def _representable(s: geometry.Selection) -> None:
+    """Refuse in one line where the solver could not represent the answer at this scale."""
+    if s.result.status == "error" and "representable" in s.result.message:
+        raise UserError(f"alpha={list(s.alpha)}: {s.result.message}; rescale the data")
+
+
+def _json_float(q) -> float | None:
+    """A JSON-safe float of an exact value (None beyond float64's range)."""
+    try:
+        x = float(q)
+    except OverflowError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def run_report(ds: Dataset, rule: str, steps: int, lr: float | None, p0: np.ndarray, loss: str = "logistic",

@@ -1,37 +1,55 @@
-"""Rendering Reports: a rich verdict table and stable JSON."""
+"""Rendering Reports: a rich verdict table whose evidence column says what each verdict rests on."""
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
+from attnsvm.claims.verdicts import Report
 
-from attnsvm.claims import Report
+COLORS = {"PROVED": "green", "PARTIAL": "blue", "CERTIFIED": "green", "SUPPORTED": "cyan", "REFUTED": "magenta",
+          "INCONCLUSIVE": "yellow"}
 
-COLORS = {"PROVED": "green", "CERTIFIED": "green", "SUPPORTED": "cyan", "REFUTED": "magenta", "INCONCLUSIVE": "yellow"}
+
+def searched(ev: dict) -> str:
+    """What a search covered: the exhaustive scopes, random and targeted instances."""
+    cover = ev.get("search", {})
+    bits = []
+    ex = cover.get("exhaustive")
+    if ex:
+        if ex.get("exhausted"):
+            bits.append(f"exhaustive over the whole space ({ex['instances']} instances)")
+        elif ex.get("scopes"):
+            bits.append(f"exhaustive over {len(ex['scopes'])} scope(s) up to {ex['scopes'][-1]} ({ex['instances']} instances)")
+        elif "note" in ex:
+            bits.append(ex["note"])
+    rt = cover.get("random_targeted")
+    if rt:
+        bits.append(f"{rt['instances']} {'random and targeted' if rt.get('targeted') else 'random'}")
+    return "; ".join(bits)
 
 
 def summary(r: Report) -> str:
     """One line of evidence: what the verdict rests on."""
     ev = r.evidence
     if r.part == "derivation":
-        return ev.get("note") or ev.get("statement", "")
-    if "note" in ev:
-        return ev["note"]
+        return ev.get("note") or ev.get("summary", "")
     if ev.get("replayed"):
-        return f"stored witness {ev.get('witness_file', '')} re-verified"
-    if r.witness is not None:
-        bits = [f"counterexample found and minimized ({ev.get('evaluated', 0)} evaluations)"]
+        return ev.get("note") or f"stored witness {ev.get('witness_file', '')} re-verified"
+    if r.witness is not None and r.verdict.value == "REFUTED":
+        covered = "; ".join(filter(None, [f"{ev.get('evaluated', 0)} evaluations", searched(ev)]))
+        head = f"counterexample found and minimized ({covered})"
     else:
-        bits = [f"{ev.get('instances', 0)} instances held"]
-        if ev.get("certified"):
-            bits[0] += f" ({ev['certified']} exactly)"
-    bits += [f"seed {ev.get('seed')}", ev.get("budget", "")]
-    if ev.get("inconclusive"):
-        bits.append(f"{ev['inconclusive']} inconclusive")
-    return ", ".join(str(b) for b in bits if b != "")
+        head = f"{ev.get('instances', 0)} instances held" + (f" ({ev['certified']} exactly)" if ev.get("certified") else "")
+        if ev.get("inconclusive"):
+            head += f", {ev['inconclusive']} undecided"
+        if searched(ev):
+            head += f"; {searched(ev)}"
+    bits = [ev["note"]] if "note" in ev else []
+    bits += [head, f"seed {ev.get('seed')}, {ev.get('budget', '')}"]
+    return "; ".join(str(b) for b in bits if b)
 
 
-def table(reports: list[Report]) -> Table:
+def table(reports: list[Report]):
+    from rich.table import Table
+
     t = Table(title="attnsvm verdicts", show_lines=False)
     for col in ("id", "part", "verdict", "expected", "ok", "evidence", "s"):
         t.add_column(col, overflow="fold")
@@ -42,5 +60,7 @@ def table(reports: list[Report]) -> Table:
     return t
 
 
-def print_table(reports: list[Report], console: Console | None = None) -> None:
+def print_table(reports: list[Report], console=None) -> None:
+    from rich.console import Console
+
     (console or Console()).print(table(reports))

@@ -1,18 +1,28 @@
 """Figure 9 of Max-Margin Token Selection (SPEC.md A, "Figure 9"; paper Appendix E):
 over-parameterisation and the convergence of normalized GD to LMM / GMM directions.
 
-Each trial draws X_i rows and v uniform on the unit sphere, Y_i uniform in {-1, +1}, W = I,
-and runs normalized GD on p (lr 1, 1000 steps, logistic loss) from p0 ~ N(0, init_scale^2 I)
-(the authors' `randn * 0.01`). All trials of a shard advance together (`dynamics.run`). A
-run is then classified (Definition 2):
+Each trial draws X_i rows and v uniform on the unit sphere (Gaussian rows over their norms),
+Y_i uniform in {-1, +1}, W = I, and runs normalized GD on p (logistic loss) from
+p0 ~ N(0, init_scale^2 I) (the authors' `randn * 0.01`). All trials of a shard advance
+together on the fused kernel (`attnsvm.attention.fused`, numpy and C: no torch is imported),
+or on `dynamics.run` (torch, a GPU when present) where the kernel does not run. Two presets
+(`PRESETS`):
 
-* non-saturated: mean_i (1 - s_{i,alpha_i}) > sat_tol, alpha_i = argmax_t s_it (the paper's
-  threshold "average softmax probability of the selected tokens at least ..." is lost in
-  extraction; ours is 1 - sat_tol, sat_tol = 1e-6 by default, an option);
-* saturated: (ATT-SVM) for alpha is solved on the fast QP path (`svm.att_svm_keys`); with
-  SVM-neighbours T_i (active constraints) and minimum score gap
-  g = min_i min_{t in T_i} (gamma_{i,alpha_i} - gamma_it): GMM if alpha = opt, else LMM if
-  g > 0, else neither (a neighbour with a higher score).
+* `default`: lr 1, the exact step p <- p - lr g/||g||, saturated iff the mean softmax mass off
+  the selected tokens mean_i (1 - s_{i,alpha_i}) is at most sat_tol (1e-6; the paper's
+  threshold is lost in extraction), labels uniform;
+* `authors`: the conventions of the authors' public code (SPEC.md D): labels +1 iff a
+  Gaussian draw is positive, lr 0.1 on g/(||g|| + eps) with eps float64's machine epsilon,
+  and the saturation band of their multi-token notebook: a run with any softmax value in
+  (1e-6, 1e-3] is discarded as not yet separated (counted and reported; fractions are over
+  the kept runs), a run with no value at or below 1e-6 is finite (non-saturated), the rest
+  are saturated.
+
+Either way the selected tokens are the final iterate's argmax (max logit), and a saturated
+run is classified (Definition 2): (ATT-SVM) for alpha is solved on the fast QP path
+(`svm.att_svm_keys`); with SVM-neighbours T_i (active constraints) and minimum score gap
+g = min_i min_{t in T_i} (gamma_{i,alpha_i} - gamma_it): GMM if alpha = opt, else LMM if
+g > 0, else neither (a neighbour with a higher score).
 
 The neighbour sets come from the numeric active set unless the answer hangs on it -- a
 constraint in the grey band ACTIVE_TOL < A_j x - 1 <= NEAR_ACTIVE, a score difference
@@ -23,27 +33,35 @@ on the float data, which are exact rationals).
 
 from __future__ import annotations
 
+import io
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
-from attnsvm import dynamics, svm
-from attnsvm.attention.data import Dataset
-from attnsvm.files import write_json_atomic
+from attnsvm.attention import fused
+from attnsvm.errors import UserError
+from attnsvm.files import write_atomic, write_json_atomic
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.interfaces.sweeps.stats import trend_check, upper_bound_check, wilson
-from attnsvm.svm import geometry
+from attnsvm.svm.margin import att_svm_keys
 
 NEAR_ACTIVE = 1e-6
 SCORE_TOL = 1e-9
-CLASSES = ("non-saturated", "gmm", "lmm", "neither", "unresolved")
+CLASSES = ("non-saturated", "gmm", "lmm", "neither", "unresolved", "discarded")
+MACHINE_EPS = float(np.finfo(np.float64).eps)
 
 
 @dataclass(frozen=True)
 class Settings:
+    """One Figure-9 run. `labels`: 'uniform' (Y_i uniform in {-1, +1}) or 'gaussian-sign'
+    (+1 iff a standard Gaussian draw is positive); `eps`: the step is lr g / (||g|| + eps);
+    `saturation`: 'mean' (saturated iff mean_i (1 - s_{i,alpha_i}) <= sat_tol) or 'band'
+    (`band` = (hi, lo): discard a run with a softmax value in (lo, hi], non-saturated if none
+    is <= lo)."""
+
     n: int = 6
     T: int = 8
     dims: tuple[int, ...] = (2, 4, 6, 8, 10, 12, 14, 16)
@@ -55,9 +73,37 @@ class Settings:
     sat_tol: float = 1e-6
     seed: int = 0
     shard_size: int = 500
+    labels: str = "uniform"
+    eps: float = 0.0
+    saturation: str = "mean"
+    band: tuple[float, float] = (1e-3, 1e-6)
+
+    def __post_init__(self):
+        if self.loss not in fused.LOSS_CODES:
+            raise UserError(f"unknown loss {self.loss!r}; choose from {sorted(fused.LOSS_CODES)}")
+        if self.labels not in ("uniform", "gaussian-sign"):
+            raise UserError(f"labels must be 'uniform' or 'gaussian-sign', got {self.labels!r}")
+        if self.saturation not in ("mean", "band"):
+            raise UserError(f"saturation must be 'mean' or 'band', got {self.saturation!r}")
+        hi, lo = self.band
+        if not 0 < lo < hi < 1:
+            raise UserError(f"band must be (hi, lo) with 0 < lo < hi < 1, got {self.band}")
+        if not (math.isfinite(self.eps) and self.eps >= 0):
+            raise UserError(f"eps must be finite and >= 0, got {self.eps}")
 
     def to_json(self) -> dict:
-        return {**asdict(self), "dims": list(self.dims)}
+        return {**asdict(self), "dims": list(self.dims), "band": list(self.band)}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> Settings:
+        return cls(**{**obj, "dims": tuple(obj["dims"]), "band": tuple(obj["band"])})
+
+    def describe(self) -> str:
+        """The run's conventions in a line (checks' evidence, titles)."""
+        step = f"lr {self.lr:g} on g/(||g||+{self.eps:.3g})" if self.eps else f"lr {self.lr:g}"
+        sat = (f"saturated iff mean_i(1 - s_alpha) <= {self.sat_tol:g}" if self.saturation == "mean" else
+               f"saturation band ({self.band[1]:g}, {self.band[0]:g}] discards")
+        return f"{self.steps} NGD steps {step}, {sat}, labels {self.labels}"
 
     def shards(self) -> list[Shard]:
         out = []
@@ -68,7 +114,21 @@ class Settings:
         return out
 
 
-def instance(seed: int, d: int, trial: int, n: int, T: int, init_scale: float):
+PRESETS = {
+    "default": {},
+    "authors": {"lr": 0.1, "eps": MACHINE_EPS, "labels": "gaussian-sign", "saturation": "band"},
+}
+
+
+def preset(name: str, **overrides) -> Settings:
+    """Settings of a preset (`PRESETS`), with explicit overrides (None = the preset's value)."""
+    if name not in PRESETS:
+        raise UserError(f"unknown conventions {name!r}; choose from {', '.join(PRESETS)}")
+    known = {f.name for f in fields(Settings)}
+    return Settings(**{**PRESETS[name], **{k: v for k, v in overrides.items() if v is not None and k in known}})
+
+
+def instance(seed: int, d: int, trial: int, n: int, T: int, init_scale: float, labels: str = "uniform"):
     """Trial `trial` at dimension d: (X (n,T,d), Y (n,), v (d,), p0 (d,)), from its own stream
     (seed, d, trial), so a trial's data never depend on how trials are sharded or batched."""
     rng = np.random.default_rng([seed, d, trial])
@@ -76,13 +136,17 @@ def instance(seed: int, d: int, trial: int, n: int, T: int, init_scale: float):
     X /= np.linalg.norm(X, axis=-1, keepdims=True)
     v = rng.standard_normal(d)
     v /= np.linalg.norm(v)
-    Y = rng.choice(np.array([-1.0, 1.0]), n)
+    if labels == "gaussian-sign":
+        Y = np.where(rng.standard_normal(n) > 0, 1.0, -1.0)
+    else:
+        Y = np.array([-1.0, 1.0])[rng.integers(0, 2, n)]       # (= rng.choice(...), its stream, a third the time)
     p0 = init_scale * rng.standard_normal(d)
     return X, Y, v, p0
 
 
 def instances(s: Settings, d: int, trials: Sequence[int]):
-    X, Y, v, p0 = (np.stack(a) for a in zip(*(instance(s.seed, d, t, s.n, s.T, s.init_scale) for t in trials)))
+    X, Y, v, p0 = (np.stack(a) for a in zip(*(instance(s.seed, d, t, s.n, s.T, s.init_scale, s.labels)
+                                              for t in trials)))
     return X, Y, v, p0
 
 
@@ -91,92 +155,169 @@ def scores(X, Y, v) -> np.ndarray:
     return Y[..., None] * np.einsum("...ntd,...d->...nt", X, v)
 
 
-def run_batch(X, Y, v, p0, steps: int, lr: float, loss: str):
-    """Normalized GD on all trials at once (W = I, so keys are X). Returns final p (B,d),
-    selected tokens (B,n), log(1 - s_{i,alpha_i}) (B,n) and statuses. On a GPU when present
-    (`dynamics.default_device`), else on the CPU (with the fused kernel, `attnsvm.attention.fused`)."""
-    prob = dynamics.Problem.from_arrays(X, scores(X, Y, v), loss)
-    tr = dynamics.run(prob, dynamics.NormalizedGD(lr), p0, steps, every=steps)
-    return tr.final.cpu().numpy(), tr.selected.cpu().numpy(), tr.log_unsat[-1].cpu().numpy(), tr.status
+@dataclass(frozen=True)
+class EpsNormalizedGD:
+    """p <- p - eta g / (||g|| + eps) as a `dynamics` update rule (the torch path of
+    `fused.FusedGrad.normalized_gd`'s eps > 0), factor ||g|| / (||g|| + eps) from log_norm."""
+
+    eta: float
+    eps: float
+    needs = frozenset()
+
+    def init(self, p):
+        return None
+
+    def update(self, g, state, p):
+        import torch
+
+        factor = torch.exp(-torch.logaddexp(torch.zeros_like(g.log_norm), math.log(self.eps) - g.log_norm))
+        return g.direction * (-self.eta * factor)[:, None], state
 
 
-def classify(X, Y, v, p, alpha, log_unsat, sat_tol: float) -> dict:
-    """Definition-2 class of one finished run (see module docstring)."""
-    n, T, d = X.shape
-    unsat = float(np.mean(np.exp(log_unsat)))
-    gam = scores(X, Y, v)
+def run_batch(X, Y, v, p0, s: Settings) -> fused.Run:
+    """Normalized GD on all trials at once (W = I, so keys are X): final p (B,d), selected tokens
+    (B,n), log(1 - s_{i,alpha_i}) (B,n) and statuses. On the fused kernel (numpy, no torch) where
+    it runs, else on `dynamics.run` (a GPU when present, results brought back to the CPU)."""
+    gamma = scores(X, Y, v)
+    kernel = fused.FusedGrad.of_arrays(X, gamma, s.loss)
+    if kernel is not None:
+        return kernel.normalized_gd(p0, s.steps, s.lr, s.eps)
+    from attnsvm import dynamics
+
+    rule = EpsNormalizedGD(s.lr, s.eps) if s.eps else dynamics.NormalizedGD(s.lr)
+    tr = dynamics.run(dynamics.Problem.from_arrays(X, gamma, s.loss), rule, p0, s.steps, every=s.steps)
+    return fused.Run(tr.final.cpu().numpy(), tr.selected.cpu().numpy(), tr.log_unsat[-1].cpu().numpy(), tr.status)
+
+
+def log_softmax(X, P) -> np.ndarray:
+    """log S(X_i p) (B,n,T) for keys X (B,n,T,d) and p (B,d)."""
+    a = np.einsum("bntd,bd->bnt", X, P)
+    top = a.max(-1, keepdims=True)
+    return a - top - np.log(np.exp(a - top).sum(-1, keepdims=True))
+
+
+def saturation(s: Settings, X, P, log_unsat) -> list[dict]:
+    """Per run: 'state' ('saturated', 'non-saturated' or 'discarded', by `s.saturation`) and
+    'unsat' = mean_i (1 - s_{i,alpha_i}); with the band rule also 'in_band' (softmax values in
+    (lo, hi]) and 'multi_inputs' (inputs with more than one token above hi: a selected set of
+    several tokens in the authors' reading, of which the argmax is classified)."""
+    unsat = np.exp(log_unsat).mean(-1)
+    if s.saturation == "mean":
+        return [{"state": "saturated" if u <= s.sat_tol else "non-saturated", "unsat": float(u)} for u in unsat]
+    hi, lo = s.band
+    soft = np.exp(log_softmax(X, P))
+    in_band = ((soft > lo) & (soft <= hi)).sum((-1, -2))
+    below = (soft <= lo).any((-1, -2))
+    multi = ((soft > hi).sum(-1) > 1).sum(-1)
+    return [{"state": "discarded" if k else "saturated" if b else "non-saturated", "unsat": float(u),
+             "in_band": int(k), "multi_inputs": int(m)} for u, k, b, m in zip(unsat, in_band, below, multi)]
+
+
+def classify(X, Y, v, P, alpha, sats: list[dict]) -> list[dict]:
+    """Definition-2 class of each finished run of a batch (see module docstring): X (B,n,T,d),
+    Y (B,n), v (B,d), final P (B,d), selected tokens alpha (B,n), `sats` from `saturation`. One
+    (ATT-SVM) solve per saturated run; everything else is batched over the runs."""
+    B, n, T, d = X.shape
+    alpha = np.asarray(alpha)
+    gam = scores(X, Y, v)                                              # (B,n,T)
     opt = gam.argmax(-1)
-    rec = {"unsat": unsat, "alpha": [int(a) for a in alpha], "opt": opt.tolist(),
-           "norm": float(np.linalg.norm(p)), "gap": None, "corr": None, "certified": None, "n_active": None}
-    if not unsat <= sat_tol:
-        return {**rec, "cls": "non-saturated"}
-    res = svm.att_svm_keys(X, alpha)
-    if not res.ok:
-        return {**rec, "cls": "unresolved", "why": f"saturated but ATT-SVM {res.status}: {res.message}"}
-    tags = res.problem.tags
-    slack = res.problem.A @ res.x - 1.0
-    diffs = np.array([gam[i, alpha[i]] - gam[i, t] for i, t in tags])
-    active = np.zeros(len(tags), bool)
-    active[list(res.active)] = True
-    top2 = np.sort(gam, -1)[:, -2:]
-    grey = (~active) & (slack <= NEAR_ACTIVE * max(1.0, np.abs(res.x).max()))
-    doubtful = grey.any() or (np.abs(diffs[active]) <= SCORE_TOL).any() or \
-        (top2[:, 1] - top2[:, 0] <= SCORE_TOL).any() or active.sum() > d
-    if doubtful:
-        sel = geometry.select(Dataset.from_arrays(X, Y, v), alpha)
-        gap, is_gmm, certified = sel.score_gap, sel.is_gmm, sel.certified
-        n_active = sum(len(t) for t in sel.neighbors)
-    else:
-        gap = float(diffs[active].min()) if active.any() else math.inf
-        is_gmm, certified, n_active = bool((np.asarray(alpha) == opt).all()), None, int(active.sum())
-    cls = "gmm" if is_gmm else "lmm" if gap > 0 else "neither"
-    return {**rec, "cls": cls, "gap": gap, "certified": certified, "n_active": n_active,
-            "corr": geometry.corr(p, res.x), "pmm_norm": float(np.linalg.norm(res.x))}
+    top2 = np.sort(gam, -1)[..., -2:]
+    norms = np.array([np.linalg.norm(x) for x in P])                   # (per vector: np.dot's rounding)
+    recs = [{**{k: x for k, x in sat.items() if k != "state"}, "alpha": alpha[b].tolist(), "opt": opt[b].tolist(),
+             "norm": float(norms[b]), "gap": None, "corr": None, "certified": None, "n_active": None}
+            for b, sat in enumerate(sats)]
+    out: list[dict | None] = [None] * B
+    solved = {}
+    for b, sat in enumerate(sats):
+        if sat["state"] != "saturated":
+            out[b] = {**recs[b], "cls": sat["state"]}
+            continue
+        res = att_svm_keys(X[b], alpha[b])
+        if res.ok:
+            solved[b] = res
+        else:
+            out[b] = {**recs[b], "cls": "unresolved", "why": f"saturated but ATT-SVM {res.status}: {res.message}"}
+    if solved:
+        idx = np.fromiter(solved, dtype=np.intp)
+        pmm = np.stack([solved[b].x for b in idx])                         # (S,d)
+        other = np.arange(T)[None, None, :] != alpha[idx][..., None]       # (S,n,T): the rows (i, t), in order
+        Ka = np.take_along_axis(X[idx], alpha[idx][..., None, None], 2)    # (S,n,1,d): k_{i,alpha_i}
+        slack = np.einsum("sntd,sd->snt", Ka - X[idx], pmm) - 1.0          # (k_alpha - k_t)^T p_mm - 1
+        diffs = np.take_along_axis(gam[idx], alpha[idx][..., None], 2) - gam[idx]
+        active = np.zeros(other.shape, bool)
+        for s_, b in enumerate(idx):
+            rows = np.argwhere(other[s_])[list(solved[b].active)]          # active row j -> its (i, t)
+            active[s_, rows[:, 0], rows[:, 1]] = True
+        scale = np.maximum(1.0, np.abs(pmm).max(-1))
+        grey = (other & ~active & (slack <= NEAR_ACTIVE * scale[:, None, None])).any((1, 2))
+        tied = (active & (np.abs(diffs) <= SCORE_TOL)).any((1, 2)) | (top2[idx, :, 1] - top2[idx, :, 0] <= SCORE_TOL).any(-1)
+        n_active = active.sum((1, 2))
+        gaps = np.where(active, diffs, np.inf).min((1, 2))
+        is_opt = (alpha[idx] == opt[idx]).all(-1)
+        pmm_norm = np.array([np.linalg.norm(x) for x in pmm])
+        den = norms[idx] * pmm_norm
+        for s_, b in enumerate(idx):
+            if grey[s_] or tied[s_] or n_active[s_] > d:     # rare: the exact path (sympy, and torch through the model)
+                from attnsvm.attention.data import Dataset
+                from attnsvm.svm import geometry
+
+                sel = geometry.select(Dataset.from_arrays(X[b], Y[b], v[b]), alpha[b])
+                gap, is_gmm, certified = sel.score_gap, sel.is_gmm, sel.certified
+                count = sum(len(t) for t in sel.neighbors)
+            else:
+                gap, is_gmm, certified, count = float(gaps[s_]), bool(is_opt[s_]), None, int(n_active[s_])
+            out[b] = {**recs[b], "cls": "gmm" if is_gmm else "lmm" if gap > 0 else "neither", "gap": gap,
+                      "certified": certified, "n_active": count,
+                      "corr": float(P[b] @ pmm[s_] / den[s_]) if den[s_] > 0 else 0.0,
+                      "pmm_norm": float(pmm_norm[s_])}
+    return out
 
 
 def run_shard(settings: dict, shard: Shard) -> dict:
     """All trials of one shard: batched GD, then one QP (and, if needed, a certificate) per
     saturated run."""
-    s = Settings(**{**settings, "dims": tuple(settings["dims"])})
+    s = Settings.from_json(settings)
     d, trials = shard.params["d"], range(shard.params["start"], shard.params["stop"])
     X, Y, v, p0 = instances(s, d, trials)
-    P, sel, lu, status = run_batch(X, Y, v, p0, s.steps, s.lr, s.loss)
-    recs = []
-    for b, t in enumerate(trials):
-        r = classify(X[b], Y[b], v[b], P[b], sel[b], lu[b], s.sat_tol)
-        recs.append({"trial": t, "d": d, "status": status[b], **r})
+    run = run_batch(X, Y, v, p0, s)
+    sats = saturation(s, X, run.p, run.log_unsat)
+    recs = [{"trial": t, "d": d, "status": st, **r}
+            for t, st, r in zip(trials, run.status, classify(X, Y, v, run.p, run.selected, sats))]
     return {"d": d, "records": recs}
 
 
 # ---------------------------------------------------------------- summaries and checks
 
 def summarize(settings: Settings, records: list[dict]) -> dict:
-    """Per-d fractions (with 95% Wilson intervals), correlations, score gaps, and the paper's
-    qualitative claims as checks with verdicts."""
+    """Per-d fractions over the kept (not discarded) runs, with 95% Wilson intervals,
+    correlations, score gaps, and the paper's qualitative claims as checks with verdicts."""
     rows = []
     for d in settings.dims:
         rs = [r for r in records if r["d"] == d]
-        N = len(rs)
         cnt = {c: sum(r["cls"] == c for r in rs) for c in CLASSES}
+        N = len(rs) - cnt["discarded"]
         sat = N - cnt["non-saturated"]
         lmm = cnt["lmm"] + cnt["gmm"]
+        frac = (lambda k: k / N) if N else (lambda k: None)
         corr_lmm = [r["corr"] for r in rs if r["cls"] in ("lmm", "gmm")]
         corr_nei = [r["corr"] for r in rs if r["cls"] == "neither"]
-        rows.append({"d": d, "trials": N, **{c: cnt[c] for c in CLASSES}, "saturated": sat, "lmm_incl_gmm": lmm,
-                     "frac_saturated": sat / N, "frac_lmm": lmm / N, "frac_gmm": cnt["gmm"] / N,
-                     "frac_negative_gap": cnt["neither"] / N,
+        rows.append({"d": d, "trials": len(rs), "kept": N, **cnt, "saturated": sat, "lmm_incl_gmm": lmm,
+                     "frac_discarded": cnt["discarded"] / len(rs) if rs else None,
+                     "frac_saturated": frac(sat), "frac_lmm": frac(lmm), "frac_gmm": frac(cnt["gmm"]),
+                     "frac_negative_gap": frac(cnt["neither"]),
                      "ci_negative_gap": wilson(cnt["neither"], N),
                      "mean_corr_lmm": float(np.mean(corr_lmm)) if corr_lmm else None,
                      "min_corr_lmm": float(np.min(corr_lmm)) if corr_lmm else None,
                      "mean_corr_neither": float(np.mean(corr_nei)) if corr_nei else None,
                      "certified_runs": sum(r["certified"] is not None for r in rs)})
-    total = sum(r["trials"] for r in rows)
+    kept = [r for r in rows if r["kept"]]
+    total = sum(r["kept"] for r in rows)
     neg = sum(r["neither"] for r in rows)
     corr_all = [r["corr"] for r in records if r["cls"] in ("lmm", "gmm")]
     checks = [
-        trend_check("saturation fraction rises with d", [(r["d"], r["saturated"], r["trials"]) for r in rows]),
-        trend_check("LMM fraction rises with d", [(r["d"], r["lmm_incl_gmm"], r["trials"]) for r in rows]),
-        trend_check("GMM fraction rises with d", [(r["d"], r["gmm"], r["trials"]) for r in rows]),
+        trend_check("saturation fraction rises with d", [(r["d"], r["saturated"], r["kept"]) for r in kept]),
+        trend_check("LMM fraction rises with d", [(r["d"], r["lmm_incl_gmm"], r["kept"]) for r in kept]),
+        trend_check("GMM fraction rises with d", [(r["d"], r["gmm"], r["kept"]) for r in kept]),
         upper_bound_check("negative score gaps in < 1% of problems", neg, total, 0.01),
         {"claim": "saturated LMM runs correlate ~0.99+ with their LMM direction",
          "verdict": ("SUPPORTED" if corr_all and np.mean(corr_all) >= 0.99 else
@@ -184,43 +325,50 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
          "evidence": f"mean corr {np.mean(corr_all):.5f} over {len(corr_all)} LMM/GMM runs (min {np.min(corr_all):.4f})"
          if corr_all else "no saturated LMM runs"},
     ]
+    discarded = sum(r["discarded"] for r in rows)
+    conditions = (f"{settings.trials} trials per d ({discarded} discarded in all), n={settings.n}, T={settings.T}, "
+                  f"{settings.describe()}, seed {settings.seed}")
     for c in checks:
-        c["evidence"] += (f"; {settings.trials} trials per d, n={settings.n}, T={settings.T}, "
-                          f"{settings.steps} NGD steps lr {settings.lr}, sat_tol {settings.sat_tol:g}, seed {settings.seed}")
+        c["evidence"] += f"; {conditions}"
+        c["conditions"] = conditions
     sens = {f"{tol:g}": sum(r["unsat"] <= tol for r in records) for tol in (1e-3, 1e-6, 1e-9, 1e-12)}
-    return {"settings": settings.to_json(), "per_d": rows, "checks": checks,
-            "saturated_at_tolerance": sens,
-            "unresolved": [r for r in records if r["cls"] == "unresolved"],
-            "statuses": {s: sum(r["status"] == s for r in records) for s in {r["status"] for r in records}}}
+    out = {"settings": settings.to_json(), "per_d": rows, "checks": checks, "discarded": discarded,
+           "saturated_at_tolerance": sens,
+           "unresolved": [r for r in records if r["cls"] == "unresolved"],
+           "statuses": {s: sum(r["status"] == s for r in records) for s in sorted({r["status"] for r in records})}}
+    if settings.saturation == "band":
+        out["multi_token_saturated_runs"] = sum(r["multi_inputs"] > 0 for r in records
+                                                if r["cls"] not in ("non-saturated", "discarded"))
+    return out
 
 
 def plot(summary: dict, records: list[dict], path: Path) -> None:
-    """Figure 9: (a) stacked class fractions per d, (b) histogram of the minimum score gap of
-    saturated runs (negative = a higher-scoring SVM-neighbour), with its CDF near 0."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from attnsvm.interfaces.plotting.common import save_png
+    """Figure 9: (a) stacked class fractions per d (of all trials), (b) histogram of the minimum
+    score gap of saturated runs (negative = a higher-scoring SVM-neighbour). Object-oriented
+    matplotlib on the Agg canvas, imported here only."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     rows = summary["per_d"]
     ds = [r["d"] for r in rows]
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig = Figure(figsize=(11, 4.2))
+    FigureCanvasAgg(fig)
+    ax1, ax2 = fig.subplots(1, 2)
     bottom = np.zeros(len(rows))
     for key, label, color in (("non-saturated", "non-saturated", "tab:red"), ("gmm", "GMM", "tab:green"),
                               ("lmm", "LMM (not GMM)", "tab:blue"), ("neither", "neither (gap < 0)", "tab:gray"),
-                              ("unresolved", "unresolved", "black")):
-        h = np.array([r[key] / r["trials"] for r in rows])
-        if key == "unresolved" and not h.any():
+                              ("unresolved", "unresolved", "black"), ("discarded", "discarded (in band)", "tab:orange")):
+        h = np.array([r[key] / max(r["trials"], 1) for r in rows])
+        if key in ("unresolved", "discarded") and not h.any():
             continue
         ax1.bar(ds, h, bottom=bottom, color=color, label=label, width=1.4)
         bottom += h
     ax1.set_xlabel("d")
     ax1.set_ylabel("fraction of trials")
     ax1.set_xticks(ds)
-    ax1.set_title(f"(a) n={summary['settings']['n']}, T={summary['settings']['T']}, "
-                  f"{summary['settings']['trials']} trials per d")
+    st = summary["settings"]
+    ax1.set_title(f"(a) n={st['n']}, T={st['T']}, {st['trials']} trials per d, lr {st['lr']:g}"
+                  + (", authors' band" if st["saturation"] == "band" else ""), fontsize=10)
     ax1.set_ylim(0, 1.22)
     ax1.legend(fontsize=7, loc="upper center", ncol=3)
     gaps = np.array([r["gap"] for r in records if r["gap"] is not None and math.isfinite(r["gap"])])
@@ -229,22 +377,31 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
         ax2.hist(gaps[gaps > 0], bins=bins, color="tab:blue", label="gap > 0 (LMM)")
         ax2.hist(gaps[gaps <= 0], bins=bins, color="tab:red", label=f"gap <= 0: {np.sum(gaps <= 0)} of {len(gaps)}")
         ax2.set_yscale("log")
+        ax2.legend(fontsize=8)
     ax2.set_xlabel("minimum score gap over SVM-neighbours")
     ax2.set_ylabel("saturated runs (log scale)")
     ax2.set_title("(b) score gaps, all d (bin width 0.05)")
-    ax2.legend(fontsize=8)
-    fig.tight_layout()
-    save_png(fig, path, dpi=120)
-    plt.close(fig)
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.12, top=0.92, wspace=0.2)   # (fixed: tight_layout cost 0.2 s)
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=120, format="png")
+    write_atomic(path, buf.getvalue())
 
 
-def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, list[dict]]:
+def _load_plotting() -> None:
+    """Import what `plot` needs (about 0.7 s), called while the workers compute the shards."""
+    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.figure  # noqa: F401
+
+
+def sweep(s: Settings, out: Path, executor=None, on_done=None, draw: bool = True) -> tuple[dict, list[dict]]:
     """Run (or resume) the sweep into `out`: shards/, fig9.json (summary and checks),
-    fig9_runs.json (one record per trial), fig9.png."""
+    fig9_runs.json (one record per trial), fig9.png (unless draw=False)."""
     out = Path(out)
-    results, records = run_sweep("fig9", s, run_shard, out, executor, on_done)
+    results, records = run_sweep("fig9", s, run_shard, out, executor, on_done,
+                                 on_submitted=_load_plotting if draw else None)
     summary = summarize(s, records)
     write_json_atomic(out / "fig9.json", summary)
-    write_json_atomic(out / "fig9_runs.json", records)
-    plot(summary, records, out / "fig9.png")
+    write_json_atomic(out / "fig9_runs.json", records, indent=None)
+    if draw:
+        plot(summary, records, out / "fig9.png")
     return summary, records

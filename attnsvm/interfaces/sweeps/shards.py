@@ -2,26 +2,25 @@
 `task(shard) -> dict` and stored as one JSON file (written atomically, `data.write_json_atomic`).
 
 A rerun skips shards whose file exists and was made with the same settings (`fingerprint`),
-so an interrupted sweep loses nothing it had finished. Shards fan out over any `Executor`:
-anything with `submit(fn, shard) -> future` whose future has `.result()` -- a
-`concurrent.futures` pool (`local_executor`), a `dask.distributed.Client`, or a thin wrapper
-around Ray (`submit = lambda fn, s: ray.remote(fn).remote(s).future()`); attnsvm depends on
-none of them. Results are written by the calling process only.
+so an interrupted sweep loses nothing it had finished. Shards fan out over an executor of
+`attnsvm.interfaces.executors` (in-process, local processes, or a Dask cluster). Results are
+written by the calling process only.
 """
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import hashlib
 import json
 import os
+import sys
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Iterable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from attnsvm.errors import UserError
 from attnsvm.files import write_json_atomic
+from attnsvm.interfaces import executors
 
 
 @dataclass(frozen=True)
@@ -37,41 +36,6 @@ class Shard:
 
 class Executor(Protocol):
     def submit(self, fn: Callable[[Shard], dict], shard: Shard) -> Any: ...
-
-
-class InlineExecutor:
-    """Runs each shard in the calling process when its result is asked for, so shards are
-    computed and saved one at a time (tests, one worker, debugging)."""
-
-    def submit(self, fn, shard):
-        return _Deferred(fn, shard)
-
-
-class _Deferred:
-    def __init__(self, fn, shard):
-        self.fn, self.shard, self.cancelled = fn, shard, False
-
-    def result(self):
-        if self.cancelled:
-            raise cf.CancelledError
-        return self.fn(self.shard)
-
-    def cancel(self):
-        self.cancelled = True
-        return True
-
-
-def _init_worker(threads: int) -> None:
-    import torch
-
-    torch.set_num_threads(threads)
-
-
-def local_executor(workers: int, threads: int = 1) -> cf.Executor | InlineExecutor:
-    """`workers` local processes of `threads` torch threads each (inline when workers <= 1)."""
-    if workers <= 1:
-        return InlineExecutor()
-    return cf.ProcessPoolExecutor(max_workers=workers, initializer=_init_worker, initargs=(threads,))
 
 
 def fingerprint(settings: dict) -> str:
@@ -100,7 +64,8 @@ class Store:
         return obj["result"]
 
     def save(self, shard: Shard, result: dict) -> None:
-        write_json_atomic(self.path(shard), {"fingerprint": self.fingerprint, "shard": shard.to_json(), "result": result})
+        write_json_atomic(self.path(shard), {"fingerprint": self.fingerprint, "shard": shard.to_json(), "result": result},
+                          indent=None)
 
 
 def open_store(root: str | os.PathLike, settings: dict, name: str) -> Store:
@@ -124,10 +89,13 @@ def open_store(root: str | os.PathLike, settings: dict, name: str) -> Store:
 
 
 def run_shards(task: Callable[[Shard], dict], shards: Sequence[Shard], store: Store,
-               executor: Executor | None = None, on_done: Callable[[Shard, bool], None] | None = None) -> list[dict]:
+               executor: Executor | None = None, on_done: Callable[[Shard, bool], None] | None = None,
+               on_submitted: Callable[[], None] | None = None) -> list[dict]:
     """Results of all shards in order: stored ones are read, the rest computed with `executor`
-    and saved as each finishes. `on_done(shard, cached)` is called once per shard (progress)."""
-    executor = executor or InlineExecutor()
+    and saved as each finishes. `on_done(shard, cached)` is called once per shard (progress);
+    `on_submitted()` once all shards are submitted, before waiting for them: the caller's own
+    work (an import, say) overlaps the workers' (with an inline executor it just runs first)."""
+    executor = executor or executors.Inline()
     results: dict[str, dict] = {}
     todo = []
     for s in shards:
@@ -138,11 +106,13 @@ def run_shards(task: Callable[[Shard], dict], shards: Sequence[Shard], store: St
             results[s.key] = r
             if on_done:
                 on_done(s, True)
-    futures = {executor.submit(task, s): s for s in todo}
+    futures = {k: executor.submit(task, s) for k, s in enumerate(todo)}
     error = None
     try:
-        for fut in _completed(futures):
-            s = futures[fut]
+        if on_submitted:
+            on_submitted()
+        for k, fut in executors.completed(futures):
+            s = todo[k]
             try:
                 results[s.key] = fut.result()
             except Exception as e:              # save the shards that still finish, then raise
@@ -160,25 +130,18 @@ def run_shards(task: Callable[[Shard], dict], shards: Sequence[Shard], store: St
     return [results[s.key] for s in shards]
 
 
-def _cancel(futures) -> None:
-    for fut in futures:
-        cancel = getattr(fut, "cancel", None)
-        if cancel:
-            cancel()
-
-
-def _completed(futures: Iterable) -> Iterable:
-    futures = list(futures)
-    if all(isinstance(f, cf.Future) for f in futures):
-        return cf.as_completed(futures)
-    return futures          # other frameworks' futures: in submission order, via .result()
+def _cancel(futures: dict) -> None:
+    for fut in futures.values():
+        fut.cancel()
 
 
 def run_sweep(name: str, settings, run_shard: Callable, out: str | os.PathLike, executor: Executor | None = None,
-              on_done: Callable[[Shard, bool], None] | None = None) -> tuple[list[dict], list[dict]]:
+              on_done: Callable[[Shard, bool], None] | None = None,
+              on_submitted: Callable[[], None] | None = None) -> tuple[list[dict], list[dict]]:
     """Open (or resume) `out` for sweep `name` with `settings` (to_json(), shards()), run
-    `run_shard(settings_json, shard)` on every shard, and return (shard results, their records
-    concatenated in shard order)."""
+    `run_shard(settings_json, shard)` on every shard (`run_shards`), and return (shard results,
+    their records concatenated in shard order)."""
     store = open_store(out, settings.to_json(), name)
-    results = run_shards(partial(run_shard, settings.to_json()), settings.shards(), store, executor, on_done)
+    results = run_shards(partial(run_shard, settings.to_json()), settings.shards(), store, executor, on_done,
+                         on_submitted)
     return results, [r for res in results for r in res["records"]]

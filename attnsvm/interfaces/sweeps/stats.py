@@ -22,9 +22,11 @@ def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
 
 def trend_z(groups: list[tuple[float, int, int]]) -> float:
     """Cochran-Armitage trend statistic of counts k out of N at levels x: groups (x, k, N).
-    NaN when every trial has the same outcome."""
+    NaN when every trial has the same outcome, or there are none."""
     N = sum(g[2] for g in groups)
     K = sum(g[1] for g in groups)
+    if N == 0:
+        return float("nan")
     pbar = K / N
     xbar = sum(x * n for x, _, n in groups) / N
     var = pbar * (1 - pbar) * sum(n * (x - xbar) ** 2 for x, _, n in groups)
@@ -56,10 +58,10 @@ def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> dict:
         verdict = "SUPPORTED"
     else:
         verdict = "INCONCLUSIVE"
-    ev = f"fractions {{{fr}}}; trend z = {z:.1f}"
+    ev = f"fractions {{{fr}}}; trend z = {z:.1f}" if groups else "no runs counted"
     if worst:
         ev += f"; largest drop {worst[0]:g}->{worst[1]:g} at z = {worst[2]:.1f}"
-    return {"claim": claim, "verdict": verdict, "evidence": ev, "trend_z": z}
+    return {"claim": claim, "verdict": verdict, "evidence": ev, "trend_z": None if math.isnan(z) else z}   # (strict JSON)
 
 
 def upper_bound_check(claim: str, k: int, n: int, bound: float) -> dict:

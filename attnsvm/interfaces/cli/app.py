@@ -1,0 +1,42 @@
+"""The `attnsvm` application: the typer app, the options commands share, and `main`, the one
+place user errors become `error: ...` on one line with exit 2 and interrupts exit 130.
+
+Exit codes: 0 every verdict as expected; 1 not (or an error row); 2 usage or input error;
+130 interrupted. Commands import the layers they need inside their bodies, so `attnsvm
+--help` and `attnsvm list` start fast.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from attnsvm.errors import UserError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Check results on attention as max-margin token selection.")
+
+BudgetOpt = typer.Option("quick", "--budget", help="quick | standard | thorough")
+SeedOpt = typer.Option(0, "--seed", min=0, help="random seed (every run is reproducible from it)")
+JsonOpt = typer.Option(None, "--json", help="also write machine-readable results to this file")
+
+
+def consoles():
+    """(stdout, stderr) rich consoles; wide when stdout is not a terminal."""
+    from rich.console import Console
+
+    return Console(width=None if sys.stdout.isatty() else 150), Console(stderr=True)
+
+
+def main() -> None:
+    from attnsvm.interfaces.cli import checking, datasets, reporting, reproducing  # noqa: F401 - registers the commands
+
+    try:
+        app()
+    except UserError as e:
+        print(f"error: {e}", file=sys.stderr)      # one line, never wrapped
+        sys.exit(2)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

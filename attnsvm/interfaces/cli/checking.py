@@ -1,0 +1,244 @@
+"""`attnsvm list | check | counterexample | replay`: the results, their verdicts, witnesses."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from attnsvm.errors import UserError
+from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
+
+AUTO_WORKERS_FROM = 8     # fan out over processes from this many parts on (fewer: in-process)
+
+
+@app.command("list")
+def list_results(json_file: Optional[Path] = JsonOpt):
+    """The results, their hypotheses, expected verdicts and what their proofs use."""
+    from rich.table import Table
+
+    from attnsvm.claims import registry
+    from attnsvm.files import write_json_atomic
+
+    out, _ = consoles()
+    t = Table(title="attnsvm results")
+    for col in ("id", "result", "hypotheses (* necessity shown)", "expected: derivation / check", "uses"):
+        t.add_column(col, overflow="fold")
+    rows = []
+    for e in registry.all_nodes():
+        hyps = [h + ("*" if h in e.necessity else "") for h in e.hypotheses]
+        expected = f"{'|'.join(e.derivation)} / {'|'.join(e.check)}" if e.has_parts else e.kind
+        title = e.title + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
+        t.add_row(e.id, title, ", ".join(hyps), expected, ", ".join(e.uses))
+        rows.append({"id": e.id, "kind": e.kind, "title": e.title, "paper": e.paper, "aliases": list(e.aliases),
+                     "uses": list(e.uses), "hypotheses": list(e.hypotheses), "statement": e.statement,
+                     "expected": {"derivation": list(e.derivation), "check": list(e.check),
+                                  "drops": {h: ["REFUTED"] for h in e.necessity}} if e.has_parts else None})
+    for e in registry.all_nodes():
+        for a in e.aliases:
+            t.add_row(a, f"alias of {e.id}", "", "", "")
+    out.print(t)
+    if json_file:
+        write_json_atomic(json_file, {"results": rows, "aliases": {a: e.id for e in registry.all_nodes() for a in e.aliases}})
+
+
+def tasks_of(targets: list[str], budget: str, seed: int, search: bool):
+    """The tasks of each target ('all', an id or alias, a claims file), and rows for files that
+    could not be loaded."""
+    from attnsvm.claims import registry, runner
+    from attnsvm.claims.isolation import CodeError
+    from attnsvm.claims.userfiles import load_claims_file
+    from attnsvm.claims.verdicts import Report, Verdict
+
+    tasks, failed, seen = [], [], set()
+    for target in targets:
+        if target.endswith(".py"):
+            try:
+                names = list(load_claims_file(target))
+            except CodeError as e:
+                failed.append(Report(Path(target).name, "load", Verdict.INCONCLUSIVE, (), {"note": e.line()},
+                                     error=e.to_json()))
+                continue
+            tasks += runner.file_tasks(target, names, budget, seed)
+            continue
+        entries = registry.ENTRIES if target == "all" else [registry.entry(target)]
+        for e in entries:
+            if e.id in seen:
+                continue
+            seen.add(e.id)
+            if not e.has_parts:
+                raise UserError(f"{e.id} is a {e.kind}: it has no parts to check (`attnsvm list` shows results)")
+            tasks += runner.result_tasks(e, budget, seed, search)
+    return tasks, failed
+
+
+ExecutorOpt = typer.Option("local", "--executor",
+                           help="local (processes on this machine), dask (a local Dask cluster) or tcp://HOST:PORT "
+                                "(an existing Dask scheduler)")
+WorkersOpt = typer.Option(0, "--workers", min=0,
+                          help=f"worker processes (0: CPU count from {AUTO_WORKERS_FROM} parts on, else 1)")
+
+
+def run_tasks(tasks, executor: str, workers: int, err):
+    """Run the tasks on the executor with a progress bar on `err`: (reports in task order, whether
+    interrupted). An interrupt cancels what is pending and keeps the parts that finished."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from attnsvm.claims import runner
+    from attnsvm.interfaces import executors
+
+    n = workers or ((os.cpu_count() or 1) if len(tasks) >= AUTO_WORKERS_FROM else 1)
+    pool = executors.pool(executor, min(n, max(1, len(tasks))))
+    done: dict[int, object] = {}
+    interrupted = False
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True) as bar:
+        progress = bar.add_task("checking", total=len(tasks))
+        order = range(len(tasks)) if isinstance(pool, executors.Inline) else \
+            sorted(range(len(tasks)), key=lambda k: tasks[k].part != "check")              # long parts first
+        futures = {k: pool.submit(runner.run, tasks[k]) for k in order}
+        try:
+            for k, fut in executors.completed(futures):
+                done[k] = fut.result()
+                bar.update(progress, advance=1, description=tasks[k].label)
+        except KeyboardInterrupt:
+            interrupted = True
+            for f in futures.values():
+                f.cancel()
+        finally:
+            pool.shutdown(wait=not interrupted, cancel_futures=True)
+    return [done[k] for k in range(len(tasks)) if k in done], interrupted
+
+
+@app.command()
+def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or Python files of claims"),
+          budget: str = BudgetOpt, seed: int = SeedOpt, json_file: Optional[Path] = JsonOpt,
+          search: bool = typer.Option(False, "--search", help="search afresh instead of replaying stored witnesses"),
+          workers: int = WorkersOpt, executor: str = ExecutorOpt):
+    """Derivation + search + necessity of each hypothesis, as a verdict table. Exit 0 only when
+    every verdict is as expected (no expectation: PROVED, CERTIFIED or SUPPORTED)."""
+    from attnsvm.claims.budget import get_budget
+    from attnsvm.files import check_output, write_json_atomic
+    from attnsvm.interfaces.report import print_table
+
+    out, err = consoles()
+    b = get_budget(budget)
+    if json_file:
+        check_output(json_file)
+    tasks, reports_failed = tasks_of(targets, b.name, seed, search)
+    done, interrupted = run_tasks(tasks, executor, workers, err)
+    reports = reports_failed + done
+    print_table(reports, out)
+    if json_file:
+        write_json_atomic(json_file, {"budget": b.to_json(), "seed": seed, "interrupted": interrupted,
+                                      "reports": [r.to_json() for r in reports]})
+    if interrupted:
+        err.print(f"interrupted after {len(done)} of {len(tasks)} parts"
+                  + (f"; completed parts saved to {json_file}" if json_file else ""))
+        raise typer.Exit(130)
+    bad = [r for r in reports if not r.as_expected]
+    out.print(f"{len(reports) - len(bad)} of {len(reports)} verdicts as expected")
+    raise typer.Exit(1 if bad else 0)
+
+
+def _resolve(target: str, claims_file: Optional[Path] = None):
+    """'ID' or 'FILE.py[:NAME]' -> (claim, source string for witnesses)."""
+    from attnsvm.claims import registry
+    from attnsvm.claims.isolation import CodeError
+    from attnsvm.claims.userfiles import load_claims_file
+
+    file, _, name = target.partition(":") if target.split(":")[0].endswith(".py") else (target, "", "")
+    if file.endswith(".py"):
+        try:
+            found = load_claims_file(file)
+        except CodeError as e:
+            raise UserError(f"{file}: {e.line()}") from None
+        if not name:
+            if len(found) > 1:
+                raise UserError(f"{file} defines several claims ({', '.join(found)}); use {file}:NAME")
+            name = next(iter(found))
+        if name not in found:
+            raise UserError(f"{file} has no claim {name!r}; it has {', '.join(found)}")
+        return found[name], f"{Path(file).name}:{name}"
+    e = registry.entry(target)
+    if not e.has_parts:
+        raise UserError(f"{e.id} is a {e.kind}: it has no claim")
+    return replace(registry.claim(e), name=e.id), e.id
+
+
+@app.command()
+def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py[:NAME] of a user claim"),
+                   drop: list[str] = typer.Option([], "--drop", help="hypothesis to drop (repeatable)"),
+                   out_file: Optional[Path] = typer.Option(None, "--out", help="witness file (default ./ID--HYP.json)"),
+                   budget: str = typer.Option("standard", "--budget"), seed: int = SeedOpt):
+    """Search for a counterexample (with hypotheses dropped), minimize it, save it as a witness."""
+    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+    from attnsvm.claims import registry
+    from attnsvm.claims.search import check as search
+    from attnsvm.files import check_output, write_json_atomic
+    from attnsvm.interfaces.report import print_table
+
+    out, err = consoles()
+    claim, source = _resolve(target)
+    if drop:
+        s = registry.searches(registry.entry(target)).get(drop[0]) if source == target and len(drop) == 1 else None
+        claim = claim.drop(*drop, instances=s.instances if s else None)
+    path = out_file or Path(f"{claim.name.replace(':', '_')}--{'-'.join(sorted(drop)) or 'none'}.json")
+    check_output(path)
+    with Progress(TextColumn("searching {task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+        bar.add_task(f"{claim.name} {claim.part}")
+        rep = search(claim, budget, seed)
+    print_table([rep], out)
+    if rep.witness is None:
+        out.print(f"no counterexample found ({rep.verdict}); nothing written")
+        raise typer.Exit(1)
+    rep.witness["source"] = source
+    write_json_atomic(path, rep.witness)
+    out.print(f"witness written to {path} (replay: attnsvm replay {path}"
+              + (f" --claims {target.partition(':')[0]}" if source != claim.name or ":" in source else "") + ")")
+
+
+@app.command()
+def replay(witness: Path = typer.Argument(..., help="a witness JSON file"), json_file: Optional[Path] = JsonOpt,
+           claims: Optional[Path] = typer.Option(None, "--claims", help="the Python file of claims the witness refutes "
+                                                                       "(witnesses never name code that runs)")):
+    """Re-verify a stored witness: it must meet the kept hypotheses and refute the conclusion."""
+    from attnsvm.claims import registry
+    from attnsvm.claims.witnesses import replay_witness, validate
+    from attnsvm.files import check_output, read_json, write_json_atomic
+    from attnsvm.interfaces.report import print_table
+
+    out, _ = consoles()
+    if json_file:
+        check_output(json_file)
+    w = validate(read_json(witness), str(witness))
+    source = w["source"]
+    if ":" in source:            # a user's claim: only from the file named on the command line
+        if claims is None:
+            raise UserError(f"{witness}: refutes the claim {source!r} from a Python file; replay it with "
+                            f"--claims FILE.py (attnsvm never runs code a witness names)")
+        claim, _ = _resolve(f"{claims}:{source.partition(':')[2]}")
+    else:
+        try:
+            e = registry.entry(source)
+        except UserError:
+            raise UserError(f"{witness}: source {source!r} is not a result id (`attnsvm list`)") from None
+        claim, _ = _resolve(e.id)
+    dropped = list(w["dropped"])
+    if dropped:
+        unknown = [h for h in dropped if h not in claim.hypothesis_names()]
+        if unknown:
+            raise UserError(f"{witness}: dropped hypothesis {unknown[0]!r} is not one of {claim.hypothesis_names()}")
+        searches = registry.searches(registry.entry(source)) if ":" not in source else {}
+        s = searches.get(dropped[0]) if len(dropped) == 1 else None
+        claim = claim.drop(*dropped, instances=s.instances if s else None)
+    rep = replay_witness(w, claim)
+    rep.evidence["witness_file"] = str(witness)
+    print_table([rep], out)
+    if json_file:
+        write_json_atomic(json_file, rep.to_json())
+    raise typer.Exit(0 if str(rep.verdict) == "REFUTED" else 1)

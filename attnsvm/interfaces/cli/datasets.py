@@ -1,0 +1,135 @@
+"""`attnsvm analyze | run | plot`: one dataset's geometry, dynamics and pictures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from attnsvm.errors import UserError
+from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
+
+
+@app.command()
+def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_file: Optional[Path] = JsonOpt,
+            limit: int = typer.Option(4096, "--limit", min=1,
+                                      help="enumerate all T^n selections up to this many, else sample this many"),
+            seconds: float = typer.Option(30.0, "--seconds", help="stop the LMM search after this long (the set is then not exhaustive)"),
+            screen: Optional[bool] = typer.Option(None, "--screen/--no-screen", help="skip certificates of robust non-LMMs "
+                                                  "(default: only when sampling)")):
+    """Scores, optimal tokens, GMM and every LMM with its SVM-neighbours and certificate status, and whether the LMM set is exact."""
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from attnsvm.attention.data import load_dataset
+    from attnsvm.files import check_output, write_json_atomic
+    from attnsvm.interfaces.analysis import analyze_dataset
+
+    out, err = consoles()
+    if not (seconds > 0 and seconds < float("inf")):
+        raise UserError(f"--seconds must be a positive finite number, got {seconds}")
+    if json_file:
+        check_output(json_file)
+    ds = load_dataset(data)
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
+        task = bar.add_task("analyzing", total=None)
+        res = analyze_dataset(ds, limit, seconds, screen,
+                              progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total))
+    t = Table(title=f"{ds.name}: n={ds.n}, T={ds.T}, d={ds.d}; optimal tokens {_short(res['optimal_tokens'])}"
+              f"{'' if res['strict_optimality'] else ' (ties)'}")
+    for col in ("alpha", "LMM", "GMM", "p_mm", "neighbours T_i", "score gap", "decided"):
+        t.add_column(col, overflow="fold")
+    for s in res["lmms"]:
+        t.add_row(_short(s["alpha"]), "yes", "yes" if s["is_gmm"] else "", _short(s["p_mm"], 4),
+                  _short(s["neighbors"]), _gap(s), s["decision"])
+    out.print(t)
+    out.print(res["lmm_search"])
+    g = res["gmm"]
+    out.print(f"GMM: {'feasible' if g['feasible'] else 'infeasible (' + g['status'] + ')'}"
+              + (f", p_mm = {_short(g['p_mm'], 4)}" if g["feasible"] else "")
+              + f" ({'certified exactly' if g['certified'] else 'NOT certified: ' + g['decision']})")
+    if json_file:
+        write_json_atomic(json_file, res)
+
+
+def _short(x, precision: int | None = None) -> str:
+    """A list for the table, elided past a dozen entries."""
+    import numpy as np
+
+    if precision is not None:
+        return np.array2string(np.array(x, dtype=float), precision=precision, threshold=12, edgeitems=3)
+    text = str(x)
+    return text if len(text) <= 80 else text[:60] + " ... " + text[-15:]
+
+
+def _gap(s: dict) -> str:
+    """The exact score gap when short, else its float; 'none' without neighbours."""
+    exact = s["score_gap_exact"]
+    if exact.startswith("none"):
+        return exact[6:]
+    return exact if len(exact) <= 12 else f"{s['score_gap']:.6g}"
+
+
+@app.command("run")
+def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
+                 rule: str = typer.Option("gd", "--rule", help="gd | ngd | polyak"),
+                 steps: int = typer.Option(1000, "--steps", min=1),
+                 lr: Optional[float] = typer.Option(None, "--lr", help="step size (gd default 1/L_p, Lemma 6; ngd default 0.1)"),
+                 init: Optional[str] = typer.Option(None, "--init", help="start p_0, comma-separated (default 0)"),
+                 loss: str = typer.Option("logistic", "--loss"), json_file: Optional[Path] = JsonOpt):
+    """Run GD / normalized GD / Polyak from p_0 and report the limit: which LMM it aligns with."""
+    import numpy as np
+    from rich.table import Table
+
+    from attnsvm.attention.data import load_dataset
+    from attnsvm.files import write_json_atomic
+    from attnsvm.interfaces.analysis import run_report
+
+    out, _ = consoles()
+    ds = load_dataset(data)
+    p0 = _vector(init, ds.d) if init else np.zeros(ds.d)
+    res = run_report(ds, rule, steps, lr, p0, loss)
+    t = Table(title=f"{rule} for {steps} steps (eta {res['eta']:.4g}) from {p0.tolist()}: status {res['status']}")
+    t.add_column("quantity")
+    t.add_column("value", overflow="fold")
+    for k in ("final_p", "norm", "direction", "selected_tokens", "max_log_unsaturation", "aligned_with", "best_corr"):
+        t.add_row(k, str(res[k]))
+    out.print(t)
+    for c in res["correlations"]:
+        out.print(f"  corr with LMM alpha={c['alpha']}{' (GMM)' if c['is_gmm'] else ''}: {c['corr']:.6f}")
+    if json_file:
+        write_json_atomic(json_file, res)
+
+
+def _vector(text: str, d: int):
+    import numpy as np
+
+    try:
+        v = np.array([float(x) for x in text.split(",")])
+    except ValueError:
+        raise UserError(f"--init: expected {d} comma-separated numbers, got {text!r}") from None
+    if v.shape != (d,) or not np.all(np.isfinite(v)):
+        raise UserError(f"--init: expected {d} finite comma-separated numbers, got {text!r}")
+    return v
+
+
+@app.command()
+def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset JSON file"),
+         out_file: Path = typer.Option(..., "--out", help="PNG file to write"), seed: int = SeedOpt,
+         budget: str = BudgetOpt):
+    """Draw a result's picture (tokens, SVM directions, GD trajectories, rate curves)."""
+    from attnsvm.attention.data import load_dataset
+    from attnsvm.interfaces import plotting
+
+    out, _ = consoles()
+    if not out_file.resolve().parent.is_dir():
+        raise UserError(f"{out_file}: directory {out_file.parent} does not exist")
+    if target.endswith(".json"):
+        from attnsvm.interfaces.plotting.dataset import plot_dataset
+
+        info = plot_dataset(load_dataset(target), out_file, seed=seed)
+    else:
+        info = plotting.plot_result(target, out_file, seed=seed, budget=budget)
+    out.print(f"wrote {out_file}" + (f": {info.get('summary')}" if isinstance(info, dict) and info.get("summary") else ""))

@@ -1,0 +1,157 @@
+"""Where work runs: in this process, in local worker processes, or on a Dask cluster.
+
+`pool(spec, workers)` is the one entry point the commands use (`--executor`):
+
+- `local` (default): `local(workers)`, a process pool whose workers ignore SIGINT (the parent
+  handles an interrupt once and cancels what is pending; workers never print a traceback) and
+  run torch on `threads` threads each. Given modules to `preload` (or once torch is loaded:
+  forking a process with torch's threads running is unsafe), workers fork from a server that
+  has imported them once; otherwise they fork from this process and start with what it
+  loaded (the fused kernel, say) without importing torch. One worker: `Inline`, which runs
+  each task in this process when its result is asked for.
+- `dask`: a `distributed.LocalCluster` of `workers` processes (one thread each; Dask's nanny
+  sets OMP_NUM_THREADS=1, so torch runs on one thread per worker).
+- `tcp://HOST:PORT` (any `scheme://address` Dask accepts): an existing Dask scheduler, whose
+  workers must have attnsvm installed; the cluster is left running afterwards.
+
+Dask is an optional extra (`pip install "attnsvm[dask]"`), imported only when asked for. A
+task is a picklable function of plain data (`runner.run(Task)`, a sweep's `run_shard`) whose
+result does not depend on where it ran, so a Dask run's records equal a local run's for the
+same seed. Results always come back to the calling process, which alone writes files.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import os
+import signal
+import sys
+from typing import Any, Callable, Iterable, Iterator
+
+from attnsvm.errors import UserError
+
+PRELOAD = ("torch", "sympy", "hypothesis", "attnsvm.claims.search", "attnsvm.svm.geometry", "attnsvm.dynamics")
+
+
+class Inline:
+    """Runs each task in the calling process when its result is asked for."""
+
+    def submit(self, fn: Callable, *args) -> "_Deferred":
+        return _Deferred(fn, args)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        pass
+
+
+class _Deferred:
+    def __init__(self, fn, args):
+        self.fn, self.args, self.cancelled = fn, args, False
+
+    def result(self):
+        if self.cancelled:
+            raise cf.CancelledError
+        return self.fn(*self.args)
+
+    def cancel(self):
+        self.cancelled = True
+        return True
+
+
+def torch_threads(threads: int) -> None:
+    """Give torch `threads` intra-op threads in this process: now if it is loaded, else when it
+    is (OMP_NUM_THREADS), without importing it for work that does not use it (the fused kernel)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+    else:
+        os.environ["OMP_NUM_THREADS"] = str(threads)
+
+
+def _init_worker(threads: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    torch_threads(threads)
+
+
+def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD) -> cf.Executor | Inline:
+    """`workers` local processes of `threads` torch threads each (inline when workers <= 1);
+    `preload`: modules a fork server imports once for all workers (none: fork from here)."""
+    if workers <= 1:
+        return Inline()
+    preload = list(preload) + (["torch"] if "torch" in sys.modules else [])
+    if preload:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(preload)
+    else:
+        ctx = multiprocessing.get_context("fork")
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,))
+
+
+def start_workers(executor) -> None:
+    """Start a forking pool's workers now (it forks all of them at its first submit), before the
+    caller starts threads of its own, e.g. a progress bar's: forking a process with running
+    threads is unsafe. Other executors are left alone."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        executor.submit(int)
+
+
+class Dask:
+    """A `distributed.Client` with the executor interface the commands use (`submit`,
+    `shutdown`); closes the cluster it started, never one it connected to."""
+
+    def __init__(self, address: str | None, workers: int):
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise UserError('--executor dask needs Dask: pip install "attnsvm[dask]"') from None
+        self.cluster = None
+        try:
+            if address is None:
+                self.cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                            dashboard_address=":0", silence_logs=logging.ERROR)
+                self.client = Client(self.cluster)
+            else:
+                self.client = Client(address, timeout="10s")
+        except OSError as e:
+            if self.cluster is not None:
+                self.cluster.close()
+            raise UserError(f"--executor {address or 'dask'}: cannot reach a Dask scheduler ({e})") from None
+        self.futures: list = []
+
+    def submit(self, fn: Callable, *args):
+        fut = self.client.submit(fn, *args, pure=False)
+        self.futures.append(fut)
+        return fut
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        if cancel_futures:
+            self.client.cancel([f for f in self.futures if not f.done()])
+        self.client.close()
+        if self.cluster is not None:
+            self.cluster.close()
+
+
+def pool(spec: str, workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD):
+    """The executor `--executor spec` names: 'local', 'dask' or a scheduler address."""
+    if spec == "local":
+        return local(workers, threads, preload)
+    if spec == "dask":
+        return Dask(None, max(1, workers))
+    if "://" in spec:
+        return Dask(spec, workers)
+    raise UserError(f"--executor: expected local, dask or a Dask scheduler address like tcp://HOST:8786, got {spec!r}")
+
+
+def completed(futures: dict[Any, Any]) -> Iterator[tuple[Any, Any]]:
+    """Yield (key, future) as futures finish (inline ones in submission order); the caller
+    takes each `.result()`, which raises the task's exception."""
+    pending = {f: k for k, f in futures.items()}
+    if all(isinstance(f, _Deferred) for f in pending):
+        yield from ((k, f) for f, k in pending.items())
+    elif all(isinstance(f, cf.Future) for f in pending):
+        yield from ((pending[f], f) for f in cf.as_completed(pending))
+    else:
+        from distributed import as_completed
+
+        yield from ((pending[f], f) for f in as_completed(list(pending)))
