@@ -414,6 +414,10 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
     verdict, note = _verdict(s, overtime)
     if note:
         evidence["note"] = note
+    if verdict is Verdict.SUPPORTED:
+        evidence["power"] = (f"no counterexample in {s.stats['held']} conclusive instances: a failure rate above "
+                             f"{3 / s.stats['held']:.2g} among instances drawn as this search draws them would have "
+                             f"shown with 95% probability (rule of three); rarer failures need a larger budget")
     return Report(claim.name, claim.part, verdict, claim.expected, evidence, None, seconds)
 
 

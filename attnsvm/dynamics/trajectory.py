@@ -15,7 +15,7 @@ import torch
 from attnsvm.attention import model
 from attnsvm.attention.gradients import STATS
 from attnsvm.dynamics.problem import Problem
-from attnsvm.dynamics.rules import Identity, Parameterisation, UpdateRule
+from attnsvm.dynamics.rules import Identity, NormalizedGD, Parameterisation, UpdateRule
 
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)   # about -708
 
@@ -94,6 +94,17 @@ def _light_grad(problem: Problem, rule: UpdateRule):
     return partial(problem.grad, stats=False)
 
 
+def _fused_normalized_gd(problem: Problem, rule: UpdateRule, param: Parameterisation):
+    """The fused kernel's own loop for the unrecorded steps of normalized GD with one step size
+    on p itself (`FusedGrad.normalized_gd`: the same update and status rule as this loop, without
+    a Python round trip through torch per step), or None where it does not apply."""
+    if type(rule) is not NormalizedGD or not isinstance(rule.eta, (int, float)) or \
+            not isinstance(param, Identity) or not isinstance(problem, Problem) or type(problem).grad is not Problem.grad \
+            or problem.K.device.type != "cpu" or problem.fused is None:
+        return None
+    return partial(problem.fused.normalized_gd, lr=float(rule.eta))
+
+
 def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, param: Parameterisation) -> Trajectory:
     theta = model.t(p0, problem.K.device)
     theta = theta[None].expand(problem.batch, -1).clone() if theta.dim() == 1 else theta.clone()
@@ -104,7 +115,9 @@ def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, 
     stopped = torch.zeros_like(stalled)
     keep_set, g = set(keep), None
     light = _light_grad(problem, rule)
-    for k in range(steps + 1):
+    fused_ngd = _fused_normalized_gd(problem, rule, param)
+    k = 0
+    while k <= steps:
         p = param.to_p(theta)
         g = param.pullback(problem.grad(p) if k in keep_set else light(p), theta)
         if k in keep_set:
@@ -119,7 +132,15 @@ def _run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None, 
         if k == steps - 1:      # status from the last step only: this row test costs as much as a step
             stopped = (new == theta).all(-1)
             stalled = stopped & (g.log_norm < UNDERFLOW)      # gradient below float64 range
-        theta = new
+        theta, k = new, k + 1
+        span = min((s for s in keep if s >= k), default=steps) - k      # unrecorded steps up to the next row
+        if fused_ngd is not None and span > 1:
+            end = fused_ngd(theta.numpy(), span)
+            theta = torch.from_numpy(end.p)
+            if k + span == steps:
+                status = torch.tensor([x in ("stalled", "stationary") for x in end.status])
+                stopped, stalled = status, torch.tensor([x == "stalled" for x in end.status])
+            k += span
     finite = torch.isfinite(theta).all(-1)
     status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
               for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
