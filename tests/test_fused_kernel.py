@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_gradient_fastpath import mp_grad
 
@@ -211,3 +211,25 @@ def test_numpy_entry_equals_eager_with_saturation(seed, B, n, T, d, log10_scale,
                            torch.from_numpy(selected), None), want)
     assert_same(got(p), want)
     np.testing.assert_allclose(kernel.log_unsat(ws), want.log_unsat.numpy(), rtol=1e-9, atol=1e-9)
+
+
+@settings(max_examples=10, deadline=None)
+@given(st.integers(0, 2**16), st.integers(1, 3), st.integers(2, 4), st.integers(1, 3), st.integers(1, 300))
+def test_run_takes_normalized_gd_segments_on_the_kernel_loop_bitwise(seed, n, T, d, steps):
+    """`dynamics.run` hands normalized GD's unrecorded steps to the kernel's own loop: the
+    trajectory (recorded rows, final p, statuses) is bitwise the one of the step-by-step loop."""
+    from attnsvm.claims.strategies import gaussian_dataset
+    from attnsvm.dynamics import NormalizedGD, Problem, run
+    from attnsvm.dynamics import trajectory as tr
+
+    P = Problem.from_datasets([gaussian_dataset(seed + b, n, T, d) for b in range(3)])
+    p0 = np.random.default_rng(seed).normal(size=(3, d)) * 4
+    fast = run(P, NormalizedGD(0.3), p0, steps)
+    orig, tr._fused_normalized_gd = tr._fused_normalized_gd, lambda *a: None
+    try:
+        slow = run(P, NormalizedGD(0.3), p0, steps)
+    finally:
+        tr._fused_normalized_gd = orig
+    assert fast.steps == slow.steps and fast.status == slow.status
+    for name in ("p", "value", "log_grad_norm", "log_unsat", "final", "selected"):
+        assert torch.equal(getattr(fast, name), getattr(slow, name)), name
