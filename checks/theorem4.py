@@ -7,7 +7,9 @@ does not converge to q: either ||p(R)|| stays bounded or lim p(R)/R != q.
 
 p(R) is computed by `attnsvm.dynamics.regpath.path` with the cone and the norm lower bound, on the grid
 R_k = R0 2^k, k = 1..G (G = 5 at quick, +1 per horizon doubling), from q, points on the cone's
-boundary, seeded points inside it and every LMM direction inside it.
+boundary, seeded points inside it and every LMM direction inside it. Half the q drawn are the
+exact p_mm of a feasible selection that is not locally optimal (an SVM direction that Definition
+2 rejects: the case the theorem is about), the rest random integer directions.
 
 Proxy (named): gap_k = 1 - corr(p(R_k), q); delta = half the smaller of mu and the distance
 1 - corr(q', q) to the nearest LMM direction q' != q inside the cone (the limit can only be an
@@ -30,6 +32,7 @@ from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import gaussian_datasets, keyed_dataset
 from attnsvm.dynamics import Problem, regpath
 from attnsvm.svm import geometry
@@ -150,14 +153,39 @@ def _q_strings(x) -> list:
     return [str(Fraction(v).limit_denominator(10 ** 6)) if isinstance(v, float) else str(v) for v in x]
 
 
-@st.composite
-def random_q_instances(draw):
-    """Gaussian datasets (general position and distinct scores almost surely) and a seeded
-    random unit-ish q with small rational entries (generically not an LMM direction)."""
-    ds = draw(gaussian_datasets(n=st.integers(1, 2), T=st.integers(2, 3), d=st.just(2)))
-    q = draw(st.lists(st.integers(-4, 4), min_size=ds.d, max_size=ds.d).filter(any))
-    return Instance(ds, {"q": [str(x) for x in q], "mu": draw(st.sampled_from([0.05, 0.02])), "R0": 1.0,
-                         "loss": draw(st.sampled_from(sorted(LOSSES))), "seed": draw(st.integers(0, 2**16))})
+def svm_non_lmm_directions(ds) -> list:
+    """The exact p_mm of every feasible selection that is not locally optimal: SVM directions
+    that are not LMM directions, the hardest q for the theorem (the path restricted around them
+    has a max-margin direction to head for)."""
+    found = []
+    for alpha in itertools.product(range(ds.T), repeat=ds.n):
+        s = geometry.select(ds, alpha)
+        if s.feasible and s.certified and not s.locally_optimal:
+            found.append(s)
+    return found
+
+
+def _random_q_instances() -> Space:
+    """Gaussian datasets (general position and distinct scores almost surely) and q of two kinds:
+    'svm': the exact p_mm of a feasible selection that is not locally optimal (the hard case);
+    'random': small integer entries (generically not an LMM direction). Datasets without a
+    non-LMM SVM direction fall back to a random q."""
+    datasets = gaussian_datasets(n=(1, 2), T=(2, 3), d=2)
+
+    def generate(c) -> Instance:
+        ds = datasets.generate(c)
+        kind = c.sampled_from(["svm", "random"])
+        hard = svm_non_lmm_directions(ds) if kind == "svm" else []
+        if hard:
+            q = [str(x) for x in hard[c.integer(0, len(hard) - 1, "index")].certificate.x]
+        else:
+            q = [str(c.integer(-4, 4, "entry")) for _ in range(ds.d)]
+            if not any(int(x) for x in q):
+                c.reject()
+        return Instance(ds, {"q": q, "mu": c.sampled_from([0.05, 0.02]), "R0": 1.0,
+                             "loss": c.sampled_from(sorted(LOSSES)), "seed": c.integer(0, 2**16, "seed")})
+
+    return Space(generate, "Gaussian datasets n 1..2, T 2..3, d 2; q a non-LMM SVM direction or a random integer vector")
 
 
 @st.composite
@@ -202,7 +230,7 @@ def _instances(dropped):
         return tied_neighbour_instances()
     if "general_position" in dropped:
         return repeated_key_instances()
-    return random_q_instances()
+    return _random_q_instances()
 
 
 claim = Claim(
