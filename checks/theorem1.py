@@ -9,8 +9,10 @@ neighbouring radii; the lowest risk wins (compared without cancellation). Global
 is not certified: a point is only ever replaced by a strictly lower one.
 
 Proxy (named): gap_k = 1 - corr(p(R_k), p_mm). The conclusion holds when the gap at the
-largest radius is <= GAP_TOL and does not increase over the last three radii (relative
-slack 1e-6, absolute 1e-12 for gaps at float resolution). It fails when, over the last three
+largest radius is <= GAP_TOL, does not increase over the last three radii (relative
+slack 1e-6, absolute 1e-12 for gaps at float resolution) and still falls like a power of R
+(log-log slope <= SLOPE over them, or the gap is at float resolution): a path settling on a
+direction a fixed small angle from p_mm plateaus and is caught however small the angle. It fails when, over the last three
 radii (a factor 4 in R), the gap stays above GAP_TOL and does not decrease by PLATEAU
 (relative): the path has settled on another direction. Otherwise (still decreasing, above
 the tolerance) the grid is extended by doubling, up to EXTEND more radii, and then the
@@ -36,7 +38,8 @@ from attnsvm.dynamics import Problem, regpath
 from attnsvm.dynamics.trends import loglog_slope
 from attnsvm.svm import geometry
 
-GAP_TOL = 1e-2
+GAP_TOL = 1e-3
+SLOPE = -1.0
 PLATEAU = 1e-3
 LAST = 3
 ITERS = 300
@@ -88,7 +91,8 @@ def _decide(ds, P, q, multipliers) -> Outcome:
         return Outcome(None, detail=detail, reason=f"path solve did not settle at R/||p_mm|| = {bad}")
     last = gaps[tail]
     monotone = all(b <= a * (1 + 1e-6) + 1e-12 for a, b in zip(last, last[1:]))
-    if last[-1] <= GAP_TOL and monotone:
+    converging = last[-1] <= 1e-12 or (detail["loglog_slope_last"] is not None and detail["loglog_slope_last"] <= SLOPE)
+    if last[-1] <= GAP_TOL and monotone and converging:
         return Outcome(True, detail=detail)
     if last[-1] > GAP_TOL and last[-1] >= last[0] * (1 - PLATEAU):
         return Outcome(False, detail=detail)            # no decrease over a 4x range of R: a plateau (or worse)
@@ -122,8 +126,8 @@ claim = Claim(
     conclusion=path_gaps,
     instances=_instances,
     proxy=f"gap = 1 - corr(p(R), p_mm) on R = 2^k ||p_mm||, k < 5 (+1 per horizon doubling, up to {EXTEND} more "
-          f"while undecided): holds if the gap at the largest R is <= {GAP_TOL} and non-increasing over the last "
-          f"{LAST} radii; fails if it stays above {GAP_TOL} without decreasing by {PLATEAU} (relative) over them; "
+          f"while undecided): holds if the gap at the largest R is <= {GAP_TOL}, non-increasing over the last "
+          f"{LAST} radii and falling with log-log slope <= {SLOPE} there; fails if it stays above {GAP_TOL} without decreasing by {PLATEAU} (relative) over them; "
           f"log-log slope reported; p(R) by regpath (multi-start, {ITERS} iterations, residual tol 1e-6 or "
           f"'resolution' with residual <= 1e-3)",
 )
