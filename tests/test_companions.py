@@ -308,3 +308,17 @@ def test_mlp_head_selects_two_tokens_and_generalized_svm_predicts():
     assert out.holds is True and out.detail["sets"] == [[1, 2], [0]]
     assert out.detail["gap_perp"] < 0.01
     assert abs(out.detail["predicted_composition"][0][0] - 0.333) < 0.01
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_nuclear_check_counts_only_discriminating_instances(seed):
+    """With one input W_mm is rank one and nuclear-optimal too (nothing to discriminate): the
+    nuclear check's `discriminating` hypothesis rejects such instances, and the quick check is
+    still SUPPORTED on the instances that remain."""
+    from checks.tfsvm_nuclear import discriminating, frobenius_excess
+    from attnsvm.claims import Instance
+
+    ds = gaussian_dataset(seed, 1, 3, 3)
+    assert abs(frobenius_excess(ds)) < 1e-4 and not discriminating(Instance(ds, {}))
+    rep = runner.check_report(registry.entry("tfsvm-nuclear"), get_budget("quick"), seed)
+    assert rep.verdict is Verdict.SUPPORTED and rep.evidence["instances"] >= 6, rep.evidence
