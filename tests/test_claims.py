@@ -94,6 +94,20 @@ def test_an_undecided_instance_is_retried_with_a_longer_horizon():
     assert rep.verdict is C.Verdict.SUPPORTED and rep.evidence["inconclusive"] == 0
 
 
+def test_outcomes_that_do_not_apply_are_counted_apart():
+    """`Outcome(None, applies=False)` (Hypothesis' assume, seen only by the conclusion): counted
+    apart, never as holding nor as undecided; a claim none of whose instances apply is
+    INCONCLUSIVE; an outcome cannot both not apply and hold."""
+    half = lambda i, b: C.Outcome(None, applies=False, reason="singleton") if i.dataset.Y[0] == 1 else C.Outcome(True)
+    rep = C.check(claim(half), SHORT)
+    assert rep.verdict is C.Verdict.SUPPORTED and rep.evidence["not_applicable"] > 0
+    assert rep.evidence["inconclusive"] == 0 and rep.evidence["not_applicable_reasons"] == {"singleton": rep.evidence["not_applicable"]}
+    none = C.check(claim(lambda i, b: C.Outcome(None, applies=False, reason="x")), SHORT)
+    assert none.verdict is C.Verdict.INCONCLUSIVE and none.evidence["instances"] == 0
+    with pytest.raises(TypeError):               # OutcomeError is a TypeError
+        C.Outcome(True, applies=False)
+
+
 def test_unsatisfiable_hypotheses_are_inconclusive():
     never = C.Hypothesis("never", "impossible", lambda inst: False)
     assert C.check(claim(lambda i, b: C.Outcome(True), (never,)), SHORT).verdict is C.Verdict.INCONCLUSIVE

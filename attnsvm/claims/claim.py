@@ -66,13 +66,17 @@ class Outcome:
     holds: True / False, or None (undecided: numerics untrusted, see `reason`); certified:
     decided exactly (rational arithmetic, no numeric screen); margin: how far from failing
     (> 0 holds with that slack, <= 0 fails), which the search steers toward 0 (targeted
-    search); detail: measured values (JSON-ready)."""
+    search); detail: measured values (JSON-ready); applies: False when the instance turned out
+    to lie outside what the claim is about, which only the conclusion can see (Hypothesis'
+    `assume` in a test body: e.g. a run that selected no set of two tokens, for a claim about
+    sets): such an instance is counted apart, neither holding nor undecided (`reason` says why)."""
 
     holds: bool | None
     certified: bool = False
     detail: dict = field(default_factory=dict)
     reason: str = ""
     margin: float | None = None
+    applies: bool = True
 
     def __post_init__(self):
         object.__setattr__(self, "holds", _truth(self.holds, "Outcome.holds"))
@@ -84,6 +88,9 @@ class Outcome:
             object.__setattr__(self, "margin", float(m))
         if not isinstance(self.detail, dict):
             raise OutcomeError(f"Outcome.detail must be a dict, got {type(self.detail).__name__}")
+        object.__setattr__(self, "applies", bool(_truth(self.applies, "Outcome.applies")))
+        if not self.applies and self.holds is not None:
+            raise OutcomeError("an Outcome that does not apply (applies=False) must have holds=None")
         if self.certified and self.holds is None:
             object.__setattr__(self, "certified", False)
 

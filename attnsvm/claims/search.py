@@ -72,6 +72,7 @@ class Search:
         self.start = time.monotonic()
         self.stats: Counter = Counter()
         self.reasons: Counter = Counter()
+        self.outside: Counter = Counter()       # reasons of instances whose outcome did not apply
         self.measured: dict[str, list[float]] = {k: [] for k in claim.measures}
         self.best_margin: float | None = None
         self.seen: set[str] = set()
@@ -100,7 +101,7 @@ class Search:
         budget = self.budget
         out = self._conclude(inst, budget)
         for _ in range(budget.retries):
-            if out.holds is not None or self.elapsed() > budget.limit / 8:
+            if out.holds is not None or not out.applies or self.elapsed() > budget.limit / 8:
                 break
             budget = budget.extended()
             out = self._conclude(inst, budget)
@@ -121,6 +122,10 @@ class Search:
         the best record for each target."""
         out = self.outcome(inst)
         self.stats["evaluated"] += 1
+        if not out.applies:
+            self.stats["not_applicable"] += 1
+            self.outside[out.reason or "outside the claim (no reason given)"] += 1
+            return out
         if record is not None:
             for label, value in targets(out, self.claim.measures).items():
                 if label not in self.bests or value >= self.bests[label][0]:
@@ -403,6 +408,9 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
         evidence["least_margin"] = s.best_margin
     if s.reasons:
         evidence["inconclusive_reasons"] = dict(s.reasons.most_common(3))
+    if s.outside:
+        evidence["not_applicable"] = s.stats["not_applicable"]
+        evidence["not_applicable_reasons"] = dict(s.outside.most_common(3))
     if any(s.measured.values()):
         evidence["measures"] = {k: {"min": min(v), "max": max(v), "instances": len(v)} for k, v in s.measured.items() if v}
     seconds = s.elapsed()
@@ -436,7 +444,8 @@ def _refuted(claim: Claim, inst: Instance, budget: Budget, seed: int, evidence: 
 
 
 def _verdict(s: Search, overtime: bool) -> tuple[Verdict, str]:
-    held, undecided, evaluated = s.stats["held"], s.stats["inconclusive"], s.stats["evaluated"]
+    held, undecided = s.stats["held"], s.stats["inconclusive"]
+    evaluated = s.stats["evaluated"] - s.stats["not_applicable"]
     b = s.budget
     if overtime:
         return Verdict.INCONCLUSIVE, (f"over the wall-clock limit of {b.limit:g} s ({evaluated} instances evaluated, "
