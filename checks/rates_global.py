@@ -131,15 +131,34 @@ def n1_or_all_support(inst) -> bool:
     return cert.verified and cert.kind == "kkt" and len(cert.active) == res.problem.A.shape[0]
 
 
+def no_other_w_lmm(inst) -> bool:
+    """No token choice other than opt is locally optimal for the W-SVM (exact certificates): a
+    descent method converges locally to any such LMM (core paper, Theorem 3), so without this no
+    rule converges globally. Not in our first reconstruction of the covered settings: the stored
+    witness `rates-global--no_other_w_lmm.json` (n = 2, T = 2, every token a support vector of
+    W_mm(opt)) has Polyak converge to W_mm((0, 0)) from a small start (NOTES.md)."""
+    return inst.dataset.memo("w_lmms", lambda: w_lmms(inst.dataset)) == []
+
+
 HYPOTHESES = (
     hyp.ASSUMPTION_B,
     Hypothesis("gmm_feasible", "the W-SVM for alpha = opt is feasible (exact certificate)", gmm_feasible),
     Hypothesis("n1_or_all_support", "n = 1, or every non-optimal token is a support vector of W_mm(opt)",
                n1_or_all_support),
+    Hypothesis("no_other_w_lmm", "no selection other than opt is locally optimal for the W-SVM (exact)", no_other_w_lmm),
 )
 
 
 # ---- instances ------------------------------------------------------------------------------
+
+def w_feasible_others(ds: Dataset) -> list[list[int]]:
+    """Token choices alpha != opt whose W-SVM is feasible: the directions W_mm(alpha) a hard start
+    of a global claim sits on (locally optimal or not)."""
+    import itertools
+
+    opt = model.optimal_tokens(ds).tolist()
+    return [list(a) for a in itertools.product(range(ds.T), repeat=ds.n) if list(a) != opt and w_svm(ds, a).ok]
+
 
 def w_lmms(ds: Dataset) -> list[list[int]]:
     """Token choices alpha != opt that are locally optimal for the W-SVM (Definition 2 in W-space:
@@ -186,8 +205,10 @@ def _distinct_tokens(ds: Dataset) -> bool:
 
 def instance_strategy(dropped, **extra):
     """Covered-setting instances (or, per dropped hypothesis, instances aimed at violating it),
-    starting from a random W_0 or, when a hypothesis is dropped, adversarially on W_mm(init_alpha)
-    for a locally optimal alpha != opt (`w_lmms`) when the data has one."""
+    starting from a random W_0 near 0 (200 steps) or on W_mm(init_alpha) of a feasible selection
+    alpha != opt at scale 0.1 to 20 (the hard starts of a global claim; 1000 steps: NGD
+    moves at most eta per step and must first turn away); a dropped hypothesis starts only on a
+    locally optimal such alpha (`w_lmms`) when the data has one."""
     if "assumption_B" in dropped:
         ds = score_datasets(n=st.just(1), T=st.just(3), d=st.just(2), shared=False)
     elif "n1_or_all_support" in dropped:
@@ -198,11 +219,18 @@ def instance_strategy(dropped, **extra):
     adversarial = bool(dropped)
 
     def build(d):
-        lmms = w_lmms(d) if adversarial else []
-        alpha = st.sampled_from(lmms) if lmms else st.none()
-        return st.fixed_dictionaries({"init_alpha": alpha, "init_scale": st.sampled_from([5.0, 20.0]) if adversarial
-                                      else st.sampled_from([0.1, 1.0]), "seed": st.integers(0, 2**16),
-                                      "eta": st.just(0.5), "steps": st.just(200), **extra}).map(lambda p: Instance(d, p))
+        lmms = w_lmms(d) if adversarial else w_feasible_others(d)
+        common = {"seed": st.integers(0, 2**16), "eta": st.just(0.5), **extra}
+        near_zero = st.fixed_dictionaries({"init_alpha": st.none(), "init_scale": st.sampled_from([0.1, 1.0]),
+                                           "steps": st.just(200), **common})
+        hard = st.fixed_dictionaries({"init_alpha": st.sampled_from(lmms), "init_scale": st.sampled_from([0.1, 1.0, 5.0, 20.0]),
+                                      "steps": st.just(1000), **common}) if lmms else None
+        if adversarial:                       # on another W_mm(alpha), the old horizon (the stored witnesses)
+            params = st.fixed_dictionaries({"init_alpha": st.sampled_from(lmms) if lmms else st.none(),
+                                            "init_scale": st.sampled_from([5.0, 20.0]), "steps": st.just(200), **common})
+        else:                                 # random starts near 0, and hard ones with the time to turn
+            params = st.one_of(near_zero, hard) if hard is not None else near_zero
+        return params.map(lambda p: Instance(d, p))
     return ds.flatmap(build)
 
 

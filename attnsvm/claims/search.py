@@ -282,6 +282,7 @@ class Search:
 
     def random_and_targeted(self, strategy) -> None:
         cover = self.coverage["random_targeted"] = {"instances": 0, "targeted": False}
+        failures: list[Instance] = []       # the latest failure: kept if the budget ends mid-shrink
 
         def condition(inst: Instance) -> bool:
             if self.spent():
@@ -296,6 +297,8 @@ class Search:
             for label, value in targets(out, self.claim.measures).items():
                 cover["targeted"] = True
                 hypothesis.target(value, label=label)
+            if out.holds is False:
+                failures[:] = [inst]
             return out.holds is False
 
         remaining = max(1, self.budget.evaluations - self.stats["evaluated"])
@@ -305,6 +308,9 @@ class Search:
         try:
             found = hypothesis.find(strategy, condition, settings=conf, random=random.Random(self.seed))
         except _Spent:
+            if failures:                    # found, then the budget ran out while shrinking it
+                cover["shrink_cut_short"] = True
+                raise _Found(failures[0]) from None
             return
         except (hypothesis.errors.NoSuchExample, hypothesis.errors.Unsatisfiable):
             return
