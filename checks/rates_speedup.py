@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from attnsvm import dynamics
 from attnsvm.attention import model
-from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import cross
 from attnsvm.dynamics.trends import loglog_slope
 from checks.rates_global import HYPOTHESES, gmm, instance_strategy, rule, start

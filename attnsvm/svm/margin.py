@@ -276,8 +276,6 @@ def att_svm_problem(ds: Dataset, alpha: Sequence[int]) -> MarginProblem:
     """(ATT-SVM) for token indices alpha (one per input), keys k_it = W^T x_it. The float rows
     are at the data's scale unless that overflows or underflows float64 (then `exp2` says the
     scale); the exact rows are built on demand (`rational.KeyDifferenceRows`)."""
-    import scipy.optimize
-
     alpha = _check_alpha(ds, alpha)
     K, ek = unit_keys(ds)
     A, tags, ii, tt = _rows_for(K, alpha)

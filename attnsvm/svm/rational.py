@@ -14,7 +14,6 @@ without forming them: only the rows a certificate touches are built.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 from typing import Sequence
 

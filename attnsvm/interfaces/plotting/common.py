@@ -3,14 +3,12 @@ embeddings with token scores, max-margin directions (GMM dashed, LMMs dotted), G
 several starts, and a second panel of ||p_t|| and softmax saturation against iterations.
 
 Figures are object-oriented matplotlib on the Agg canvas (no pyplot state, no display);
-`save_png` writes atomically (temporary file in the target directory, then os.replace).
+`save_png` writes atomically through `files.write_atomic` (umask honoured).
 The helpers take plain arrays (keys (n, T, 2), paths (R, B, 2)) so any module can use them.
 """
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Sequence
 
@@ -39,19 +37,15 @@ def new_figure(ncols: int = 2, size: tuple[float, float] = (12.0, 6.2)) -> tuple
 
 
 def save_png(fig: Figure, out: Path, dpi: int = 110) -> None:
-    """Write `fig` to `out` (PNG) through a temporary file in the same directory."""
-    out = Path(out)
-    if not out.parent.resolve().is_dir():
-        raise UserError(f"{out}: directory {out.parent} does not exist")
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".png", dir=out.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=dpi, format="png")
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write `fig` to `out` as PNG atomically (`files.write_atomic`: only a regular file or a new
+    path, the umask honoured, never half a file)."""
+    import io
+
+    from attnsvm.files import write_atomic
+
+    buf = io.BytesIO()
+    fig.savefig(buf, dpi=dpi, format="png")
+    write_atomic(out, buf.getvalue())
 
 
 def draw_tokens(ax, keys: np.ndarray, scores: np.ndarray, opt: Sequence[int]) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
