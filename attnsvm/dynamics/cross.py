@@ -272,20 +272,12 @@ def generalized_w_svm(ds: Dataset, sets: Sequence[Sequence[int]]):
     E the equality rows; W^mm = N c."""
     from scipy.linalg import null_space
 
+    from attnsvm.svm.generalized import set_rows
     from attnsvm.svm.margin import MarginProblem, solve
 
-    Z = model.queries(ds)
-    rows, tags, eq = [], [], []
-    for i, O in enumerate(sets):
-        O = sorted(set(int(o) for o in O))
-        for o in O:
-            for t in range(ds.T):
-                if t not in O:
-                    rows.append(np.outer(ds.X[i, o] - ds.X[i, t], Z[i]).ravel())
-                    tags.append((i, o, t))
-        eq += [np.outer(ds.X[i, O[0]] - ds.X[i, o], Z[i]).ravel() for o in O[1:]]
+    K = np.einsum("ntd,ne->ntde", ds.X, model.queries(ds))        # keys vec(x_it z_i^T)
+    rows, tags, E = set_rows(K, sets)
     D = ds.d * ds.d
-    E = np.array(eq).reshape(len(eq), D)
-    N = null_space(E) if len(eq) else np.eye(D)
-    A = np.array(rows).reshape(len(rows), D) @ N
+    N = null_space(E) if len(E) else np.eye(D)
+    A = rows @ N
     return solve(MarginProblem(A, tuple(tags), None, None, f"Gen-SVM(sets={[sorted(o) for o in sets]})")), N, E
