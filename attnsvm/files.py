@@ -28,6 +28,8 @@ def read_json(path: str | os.PathLike) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as e:
         raise UserError(f"{p}: malformed JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+    except RecursionError:
+        raise UserError(f"{p}: JSON nested too deeply") from None
 
 
 def check_output(path: str | os.PathLike) -> Path:

@@ -32,11 +32,19 @@ def consoles():
 def main() -> None:
     from attnsvm.interfaces.cli import checking, datasets, reporting, reproducing  # noqa: F401 - registers the commands
 
+    usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")   # click's, or typer's copy
     try:
-        app()
-    except UserError as e:
-        print(f"error: {e}", file=sys.stderr)      # one line, never wrapped
+        code = app(standalone_mode=False)
+    except (UserError, usage_error) as e:
+        if type(e).__name__ == "NoArgsIsHelpError":       # bare `attnsvm` (or a group without a command): its help
+            print(e.ctx.get_help())
+            sys.exit(2)
+        message = e.format_message() if isinstance(e, usage_error) else str(e)
+        print(f"error: {' '.join(message.split())}", file=sys.stderr)      # one line, never wrapped
         sys.exit(2)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, typer.Abort):
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)
