@@ -73,6 +73,31 @@ def test_usage_errors_exit_2(monkeypatch, capsys, args, message):
     assert code == 2 and message in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize("args, message", [
+    (["check", "lemma2", "--seed", "-1"], "--seed"),                           # typer's own validation
+    (["no-such-command"], "No such command"),
+    (["reproduce", "fig9", "--d", "99999999999999999999"], "sizes above"),
+    (["reproduce", "fig9", "--sat-tol", "nan"], "finite positive"),
+    (["reproduce", "fig9", "--lr", "inf"], "finite positive"),
+    (["reproduce", "tfsvm-rank", "--rank-tol", "nan"], "finite positive"),
+    (["reproduce", "tfsvm-local", "--T", "1"], "at least 2"),
+    (["reproduce", "tfsvm-local", "--init-scale", "inf"], "finite non-negative"),
+])
+def test_bad_cli_values_are_one_line_exit_2_and_write_nothing(monkeypatch, capsys, tmp_path, args, message):
+    out = tmp_path / "out"
+    extra = ["--out", out] if args[0] == "reproduce" else []
+    code, stdout, err = run(monkeypatch, capsys, *args, *extra)
+    assert code == 2 and message in err and err.startswith("error: ") and err.count("\n") == 1, err
+    assert "Traceback" not in err + stdout and not out.exists()
+
+
+def test_json_nested_too_deeply_is_one_line(monkeypatch, capsys, tmp_path):
+    p = tmp_path / "deep.json"
+    p.write_text("[" * 100_000 + "]" * 100_000)
+    code, _, err = run(monkeypatch, capsys, "analyze", p)
+    assert code == 2 and "nested too deeply" in err and "Traceback" not in err
+
+
 def test_run_rejects_bad_init(monkeypatch, capsys, data):
     code, _, err = run(monkeypatch, capsys, "run", data, "--init", "1,x")
     assert code == 2 and "--init" in err
