@@ -2,7 +2,6 @@
 (ATT-SVM) with alpha = opt is feasible. Each instance's verdict is exact: a verified KKT
 certificate (feasible) or a verified Farkas certificate (infeasible)."""
 
-from hypothesis import strategies as st
 
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
@@ -42,8 +41,7 @@ def feasible(inst, budget) -> Outcome:
 def _instances(dropped):
     W = "integer"
     labels = "any" if "common_label" in dropped else "positive"
-    return instances(integer_datasets(n=st.integers(1, 3), T=st.integers(2, 4), d=st.integers(1, 3),
-                                      labels=labels, W=W))
+    return instances(integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), labels=labels, W=W))
 
 
 claim = Claim(
