@@ -2,6 +2,7 @@
 
     p(R) = argmin L(p)  s.t.  ||p|| <= R  [and p in cone_mu(q), ||p|| >= R0 (Theorem 4)]
     (v, p)(r, R) = argmin L(v, p)  s.t.  ||v|| <= r, ||p|| <= R                 (Section 3)
+    (K, Q)(R) = argmin L(K Q^T)  s.t.  ||K||_F^2 + ||Q||_F^2 <= 2R     (Transformers as SVMs, `kq_path`)
 
 for linear-head problems (`dynamics.Problem`), batched over instances.
 
@@ -545,6 +546,76 @@ def joint_path(X, Y, K, radii: Sequence[tuple[float, float]], v_starts, p_starts
 
     return _solve_grid(objective_for, regions_for, starts, R, iters, tol)
 
+
+
+def kq_scaled_hessian(Hp: torch.Tensor, direction: torch.Tensor, theta: torch.Tensor, kq) -> torch.Tensor:
+    """Hessian in theta = (vec K, vec Q) of L(K Q^T) divided by ||grad_theta L||, from Hp = Hessian
+    in p = vec(K Q^T) divided by ||grad_p L|| (`scaled_hessian`) and the unit p-gradient D:
+    hess_theta = J^T hess_p J + ||grad_p|| C(D), with J = d vec(K Q^T) / d theta and
+    C(D) = d^2 <D, K Q^T> / d theta^2 (blocks d^2/dK_ab dQ_cb' = D_ac delta_bb'); the norm ratio
+    ||grad_theta|| / ||grad_p|| = ||(D Q, D^T K)||_F."""
+    d, m = kq.d, kq.m
+    K, Q = kq.unpack(theta)
+    Id, Im = (torch.eye(n, dtype=theta.dtype, device=theta.device) for n in (d, m))
+    B = theta.shape[0]
+    JK = torch.einsum("xA,bcB->bxcAB", Id, Q).reshape(B, d * d, d * m)          # d p_(a,c) / d K_(a',b)
+    JQ = torch.einsum("baB,cC->bacCB", K, Id).reshape(B, d * d, d * m)          # d p_(a,c) / d Q_(c',b)
+    J = torch.cat([JK, JQ], -1)
+    D = direction.reshape(B, d, d)
+    CKQ = torch.einsum("bac,xy->baxcy", D, Im).reshape(B, d * m, d * m)
+    zero = torch.zeros_like(CKQ)
+    C = torch.cat([torch.cat([zero, CKQ], -1), torch.cat([CKQ.transpose(1, 2), zero], -1)], 1)
+    ratio = torch.cat([(D @ Q).flatten(1), (D.transpose(1, 2) @ K).flatten(1)], -1).norm(dim=-1).clamp_min(1e-300)
+    H = (J.transpose(1, 2) @ Hp @ J + C) / ratio[:, None, None]
+    if m < 2:
+        return H
+    # L and ||theta|| are invariant under (K, Q) -> (K O, Q O), O orthogonal: H is singular along the orbit's
+    # tangents (K S, Q S), S skew, where the gradient has no component. A multiple of the projector onto them
+    # makes the Newton model positive definite there without changing its step elsewhere.
+    S = [torch.zeros(m, m, dtype=theta.dtype, device=theta.device) for _ in range(m * (m - 1) // 2)]
+    for k, (i, j) in enumerate((i, j) for i in range(m) for j in range(i + 1, m)):
+        S[k][i, j], S[k][j, i] = 1.0, -1.0
+    V = torch.stack([torch.cat([(K @ Sk).flatten(1), (Q @ Sk).flatten(1)], -1) for Sk in S], -1)
+    U, sv, _ = torch.linalg.svd(V, full_matrices=False)
+    U = U * (sv > 1e-10 * sv.amax(-1, keepdim=True).clamp_min(1e-300))[:, None, :]
+    scale = torch.linalg.matrix_norm(H, 2).clamp_min(1e-300)
+    return H + scale[:, None, None] * (U @ U.transpose(1, 2))
+
+
+def kq_objective(K: torch.Tensor, gamma: torch.Tensor, loss, kq) -> Objective:
+    """L(K Q^T) of a W-parameterised linear-head problem (keys vec(x_it z_i^T), `dynamics.cross`)
+    as a function of theta = (vec K, vec Q) (`cross.KQ`), one block; gradient by the chain rule
+    (`KQ.pullback`, log domain), Hessian by `kq_scaled_hessian` (for the Newton trials)."""
+
+    def evaluate(x):
+        (theta,) = x
+        p = kq.to_p(theta)
+        gp = linear_head_grad(K, gamma, p, loss)
+        g = kq.pullback(gp, theta)
+        base, excess = risk_split(K, gamma, p, loss)
+        H = kq_scaled_hessian(scaled_hessian(K, gamma, p, loss), gp.direction, theta, kq)
+        return Evaluation(base, excess, (g.direction,), (g.log_norm,), (H,),
+                          _underflow(g.log_norm, loss.deriv(_margins(K, gamma, p))))
+    return evaluate
+
+
+def kq_path(problem: Problem, kq, radii: Sequence[float], starts, iters: int = 2000, tol: float = 1e-6) -> Path:
+    """The (K, Q) regularization path (Transformers as SVMs, Section 3): for each R in `radii`,
+    (K, Q)(R) = argmin L(K Q^T) s.t. ||K||_F^2 + ||Q||_F^2 <= 2R, i.e. theta in the ball of radius
+    sqrt(2R). `problem`: a W-parameterised problem (`cross.w_problem`); `kq`: `cross.KQ(d, m)`;
+    `starts` (S, 2dm) or (B, S, 2dm) theta directions. Returns a `Path` whose block is theta
+    (`kq.to_p(path.p)` is vec(K Q^T))."""
+    B = problem.batch
+    S = _unit_starts(starts, B, 2 * kq.d * kq.m, problem.K)
+
+    def regions_for(R, index):
+        return [Region(torch.sqrt(2 * R[:, 0]))]
+
+    def objective_for(index):
+        return kq_objective(problem.K[index], problem.gamma[index], problem.loss, kq)
+
+    R = torch.as_tensor(radii, dtype=problem.K.dtype, device=problem.K.device).reshape(-1, 1)
+    return _solve_grid(objective_for, regions_for, [S], R, iters, tol)
 
 # ---- measuring convergence along a path -----------------------------------------------------
 

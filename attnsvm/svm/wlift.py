@@ -1,0 +1,100 @@
+"""The W-SVM as a p-SVM (SPEC.md B; Transformers as SVMs, Section 2): the logits x_it^T W z_i are
+linear in p = vec(W) with keys vec(x_it z_i^T), so (Att-SVM) for W is the core (ATT-SVM) in
+dimension d^2 and Definition 2 (SVM-neighbours, local optimality) carries over verbatim.
+`lifted(ds)` builds that p-problem as an exact `Dataset` (the keyed construction of
+`claims.strategies.keyed_dataset`: keys vec(x_it z_i^T), scores gamma_it), so the exact LMM
+machinery of `svm.geometry` (certificates, neighbours, LMM enumeration) decides W-problems.
+
+`rank_constrained_svm` is the (K, Q) problem with width m < d (Section 3: the (K, Q) path
+converges to the nuclear-norm SVM with rank(W) <= m): min (||K||_F^2 + ||Q||_F^2)/2 s.t. the
+W-SVM rows on vec(K Q^T) >= 1, a non-convex problem solved by multi-start SLSQP (best found,
+not certified)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
+from attnsvm.svm import geometry
+
+
+def exact_queries(ds: Dataset) -> np.ndarray:
+    """z_i exactly: the dataset's z, else z_i = x_i1 (self-attention)."""
+    return ds.exact["z"] if ds.z is not None else ds.exact["X"][:, 0, :]
+
+
+def lifted(ds: Dataset) -> Dataset:
+    """The p-problem equivalent to ds's W-problem, exactly: token t of input i is
+    (vec(x_it z_i^T), Y_i gamma_it) with W = diag(1, .., 1, 0) and v = e_last, so its keys are
+    vec(x_it z_i^T) (row-major, as `dynamics.cross.w_keys`) and its scores are ds's gamma_it."""
+    from attnsvm.claims.strategies import keyed_dataset
+
+    def compute():
+        X, Z = ds.exact["X"], exact_queries(ds)
+        keys = [[[x * z for x in X[i, t] for z in Z[i]] for t in range(ds.T)] for i in range(ds.n)]
+        g = model.exact_scores(ds)
+        return keyed_dataset(keys, g.tolist(), [int(y) for y in ds.exact["Y"]], name=f"W-lift({ds.name})")
+    return ds.memo("w_lifted", compute)
+
+
+def w_matrix(ds: Dataset, p_lifted) -> np.ndarray:
+    """W (d, d) from a lifted direction (its last coordinate, the score's, carries no key)."""
+    p = np.asarray(p_lifted, dtype=np.float64)
+    return p[: ds.d * ds.d].reshape(ds.d, ds.d)
+
+
+def w_select(ds: Dataset, alpha: Sequence[int]) -> geometry.Selection:
+    """Definition 2 for the W-problem: W-SVM(alpha), certified, with neighbours and local optimality
+    (computed once per dataset and alpha)."""
+    alpha = tuple(int(a) for a in alpha)
+    return ds.memo(f"w_select{alpha}", lambda: geometry.select(lifted(ds), alpha))
+
+
+def w_lmms(ds: Dataset, limit: int = 4096) -> list[geometry.Selection]:
+    """Every locally optimal selection of the W-problem (exhaustive when T^n <= limit)."""
+    return [s for s in w_selections(ds, limit) if s.locally_optimal]
+
+
+def w_selections(ds: Dataset, limit: int = 4096) -> list[geometry.Selection]:
+    """`w_select` of every candidate alpha (all of [T]^n when T^n <= limit, else a seeded sample)."""
+    return [w_select(ds, a) for a in geometry.candidate_alphas(lifted(ds), limit)]
+
+
+def rank_constrained_svm(ds: Dataset, alpha: Sequence[int], m: int, starts: int = 8, seed: int = 0):
+    """min (||K||^2 + ||Q||^2)/2 s.t. (x_{i,alpha_i} - x_it)^T K Q^T z_i >= 1, K, Q in R^{d x m}, by
+    SLSQP from `starts` seeded starts; at a minimiser (||K||^2 + ||Q||^2)/2 = ||K Q^T||_* (balanced
+    factors), so the value is the least nuclear norm over rank <= m feasible W. Returns
+    (value, W) of the best start that met the constraints (to 1e-8), else (inf, None)."""
+    from scipy.optimize import minimize
+
+    from attnsvm.svm.margin import w_svm_problem
+
+    A = w_svm_problem(ds, alpha).A
+    d = ds.d
+    rng = np.random.default_rng(seed)
+
+    def W_of(th):
+        return th[: d * m].reshape(d, m) @ th[d * m:].reshape(d, m).T
+
+    def cons(th):
+        return A @ W_of(th).ravel() - 1
+
+    def cons_jac(th):
+        K, Q = th[: d * m].reshape(d, m), th[d * m:].reshape(d, m)
+        G = A.reshape(-1, d, d)
+        return np.concatenate([(G @ Q).reshape(len(A), -1), (G.transpose(0, 2, 1) @ K).reshape(len(A), -1)], 1)
+
+    best, best_W = np.inf, None
+    for _ in range(starts):
+        th0 = rng.normal(size=2 * d * m)
+        scale = cons(th0) + 1
+        if scale.min() > 0:
+            th0 = th0 / np.sqrt(scale.min())
+        res = minimize(lambda th: 0.5 * th @ th, th0, jac=lambda th: th, method="SLSQP",
+                       constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}], options={"maxiter": 500, "ftol": 1e-12})
+        if cons(res.x).min() >= -1e-8 and res.fun < best:
+            best, best_W = float(res.fun), W_of(res.x)
+    return best, best_W
