@@ -88,8 +88,15 @@ def path_to_solution_set(inst, budget) -> Outcome:
     for extra in range(EXTEND + 1):
         out = _decide(problem, U, xi * 2.0 ** np.arange(G + extra), starts, sol)
         if out.holds is not None or out.reason != UNDECIDED:
-            return out
+            break
+    if out.holds is False:              # a plateau must persist on the longer grid
+        longer = _decide(problem, U, xi * 2.0 ** np.arange(max(G + 3, CONFIRM)), starts, sol)
+        out = Outcome(longer.holds, detail={**longer.detail, "first_grid": out.detail}, margin=longer.margin,
+                      reason=longer.reason)
     return out
+
+
+CONFIRM = 8     # radii Xi .. 2^7 Xi when confirming a plateau: a symmetric direction can win at moderate R
 
 
 UNDECIDED = "gap above tolerance but still decreasing at the largest radius"

@@ -180,7 +180,7 @@ def _cli(*args, cwd):
     (["fig3c", "--window", "5000"], "--window"),
     (["fig4", "--level", "1.5"], "--level must be below 1"),
     (["fig5", "--C", "2,x"], "--C: expected integers"),
-    (["fig10", "--gap-tol", "0"], "--gap-tol must be positive"),
+    (["fig10", "--gap-tol", "0"], "--gap-tol must be a finite positive number"),
     (["fig4", "--json", "no-such-dir/s.json"], "does not exist"),
 ])
 def test_cli_user_errors(tmp_path, args, message):

@@ -164,7 +164,7 @@ def _cli(*args, cwd, code="from attnsvm.interfaces.cli import main; main()"):
 
 @pytest.mark.parametrize("args, message", [
     (["fig9", "--d", "2,x"], "--d: expected integers"),
-    (["fig9", "--trials", "0"], "--trials must be positive"),
+    (["fig9", "--trials", "0"], "--trials must be a finite positive number"),
     (["fig9", "--loss", "hinge"], "unknown loss"),
     (["fig9", "--conventions", "notebook"], "unknown conventions"),
     (["fig9", "--conventions", "authors", "--sat-tol", "1e-9"], "saturation band"),
