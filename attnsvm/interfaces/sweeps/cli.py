@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from pathlib import Path
@@ -47,12 +48,21 @@ def int_list(text: str, name: str) -> tuple[int, ...]:
         raise UserError(f"--{name}: expected integers like '2,4,8' or 'LO:HI[:STEP]', got {text!r}") from None
     if not vals or any(v < 1 for v in vals):
         raise UserError(f"--{name}: expected positive integers, got {text!r}")
+    if max(vals) > MAX_SIZE:
+        raise UserError(f"--{name}: sizes above {MAX_SIZE} are not supported, got {max(vals)}")
     return vals
 
 
+MAX_SIZE = 100_000      # any n, T, d, count or step count beyond this is a typo, not an experiment (memory)
+
+
 def positive(value, name: str, strict: bool = True):
-    if (value <= 0) if strict else (value < 0):
-        raise UserError(f"--{name} must be {'positive' if strict else 'non-negative'}, got {value}")
+    """`value` if it is a finite number > 0 (>= 0 unless strict) and, for integers, at most
+    MAX_SIZE; else a one-line UserError (NaN and infinities included)."""
+    if not math.isfinite(value) or ((value <= 0) if strict else (value < 0)):
+        raise UserError(f"--{name} must be a finite {'positive' if strict else 'non-negative'} number, got {value}")
+    if isinstance(value, int) and value > MAX_SIZE:
+        raise UserError(f"--{name}: values above {MAX_SIZE} are not supported, got {value}")
     return value
 
 
@@ -197,6 +207,10 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 shard_size: int = typer.Option(25, "--shard-size", help="runs per shard"),
                 kq_normalization: str = typer.Option("per-factor", "--kq-normalization",
                                                      help="per-factor (grad_K, grad_Q separately, as the authors) | joint"),
+                conventions: str = typer.Option("default", "--conventions",
+                                                help="default | authors (SPEC.md D: torch Linear init U(+-1/sqrt(d)), "
+                                                     "g/(||g||+eps) per tensor, the eps (||K||^2+||Q||^2) ridge, float64 "
+                                                     "autograd gradient; sets --kq-normalization per-factor)"),
                 seed: int = SeedOpt,
                 out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
@@ -209,10 +223,14 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                     ("shard-size", shard_size)):
         positive(v, name)
     positive(init_scale, "init-scale", strict=False)
+    if T < 2:
+        raise UserError(f"--T must be at least 2, got {T}")
     if kq_normalization not in ("per-factor", "joint"):
         raise UserError(f"--kq-normalization must be per-factor or joint, got {kq_normalization!r}")
-    s = L.Settings(n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale, sat_tol=sat_tol,
-                   seed=seed, shard_size=shard_size, kq_normalization=kq_normalization)
+    if conventions not in L.CONVENTIONS:
+        raise UserError(f"--conventions must be one of {', '.join(L.CONVENTIONS)}, got {conventions!r}")
+    s = L.preset(conventions, n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale,
+                 sat_tol=sat_tol, seed=seed, shard_size=shard_size, kq_normalization=kq_normalization)
     (summary, _), secs = execute(L.sweep, s, out, workers, "tfsvm-local", executor)
     t = Table(title=f"final mean correlation over saturated runs (W: {summary['saturated']['W']}, "
                     f"KQ: {summary['saturated']['KQ']} of {runs})")
@@ -225,3 +243,191 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
     console.print(t)
     print_checks(summary["checks"])
     console.print(f"wrote {out / 'tfsvm_local.json'}, {out / 'tfsvm_local.png'} in {secs:.1f} s")
+
+
+# ---------------------------------------------------------------- Figures 1, 3(c), 4, 5, 10 (issue 12)
+
+JsonOpt = typer.Option(None, "--json", help="also write the summary and verdicts (strict JSON) to this file")
+FigWorkersOpt = typer.Option(1, "--workers", help="worker processes (default 1: in-process; these runs are small)")
+
+
+def _json_target(path: Optional[Path]) -> Optional[Path]:
+    """Validate a --json path before any work (one-line error)."""
+    from attnsvm.files import check_output
+
+    return None if path is None else check_output(path)
+
+
+def _finish_figure(name: str, summary: dict, out: Path, json_file: Optional[Path], secs: float) -> None:
+    """Print the verdicts, write --json, and say what was written."""
+    from attnsvm.files import write_json_atomic
+
+    print_checks(summary["checks"])
+    written = [out / f"{name}.json", out / f"{name}.png"]
+    if json_file is not None:
+        write_json_atomic(json_file, summary)
+        written.append(json_file)
+    console.print(f"wrote {', '.join(map(str, written))} in {secs:.1f} s")
+
+
+@app.command()
+def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizon H)"),
+         rule: str = typer.Option("ngd", "--rule", help="ngd (the authors' normalised step) | gd (fixed step)"),
+         lr: float = typer.Option(0.1, "--lr", help="step size (the authors' 0.1)"),
+         tol: float = typer.Option(0.01, "--tol", help="directional proxy: 1 - corr(p_H, p_mm) <= tol"),
+         window: int = typer.Option(200, "--window", help="steps of each path drawn (the paper's 200)"),
+         seed: int = typer.Option(0, "--seed", help="seed of panel (c)'s random keys"),
+         out: Path = typer.Option(Path("fig1-out"), "--out", help="output directory (reruns resume here)"),
+         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 1 (Max-Margin Token Selection, Section 2): GD paths, their max-margin limits, <p_t, p_mm> rising."""
+    from attnsvm.interfaces.sweeps import fig1 as F
+
+    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
+        positive(v, name)
+    if steps < 2 or window > steps:
+        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
+    if tol >= 1:
+        raise UserError(f"--tol must be below 1, got {tol}")
+    json_file = _json_target(json_file)
+    s = F.Settings(steps=steps, rule=rule, lr=lr, tol=tol, window=window, seed=seed)
+    (summary, _), secs = execute(F.sweep, s, out, workers, "fig1", executor)
+    t = Table(title=f"Figure 1: {s.describe()}")
+    for col in ("panel", "p_0", "limit (closest direction)", "corr(p_H, limit)", "||p_H||", "<p_t,p_mm> decreases"):
+        t.add_column(col, justify="right")
+    for r in summary["rows"]:
+        t.add_row(f"({r['panel']})", str(r["start"]), r["closest"], "-" if r["corr"] is None else f"{r['corr']:.5f}",
+                  f"{r['norm']:.1f}",
+                  "-" if r["ip_decreases"] is None else str(r["ip_decreases"]))
+    console.print(t)
+    _finish_figure("fig1", summary, out, json_file, secs)
+
+
+@app.command()
+def fig3c(steps: int = typer.Option(1000, "--steps", help="joint (v, p) steps (horizon H)"),
+          lr: float = typer.Option(0.1, "--lr", help="step on each block's normalised gradient (the authors' 0.1)"),
+          tol: float = typer.Option(1e-6, "--tol", help="proxy: 1 - probability <= tol at H"),
+          window: int = typer.Option(200, "--window", help="iterations drawn in the paper's view"),
+          out: Path = typer.Option(Path("fig3c-out"), "--out", help="output directory (reruns resume here)"),
+          json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 3(c) (Max-Margin Token Selection, Section 3): softmax and logistic probabilities -> 1 in joint (v, p) training."""
+    from attnsvm.interfaces.sweeps import fig3c as F
+
+    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
+        positive(v, name)
+    if steps < 2 or window > steps:
+        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
+    if tol >= 1:
+        raise UserError(f"--tol must be below 1, got {tol}")
+    json_file = _json_target(json_file)
+    s = F.Settings(steps=steps, lr=lr, tol=tol, window=window)
+    (summary, _), secs = execute(F.sweep, s, out, workers, "fig3c", executor)
+    t = Table(title=f"Figure 3(c): joint (v, p) training, {steps} steps")
+    for col in ("data", f"softmax @{window}", f"logistic @{window}", "1 - softmax @H", "1 - logistic @H", "v_H", "p_H"):
+        t.add_column(col, justify="right")
+    for r in summary["rows"]:
+        t.add_row(f"({r['dataset']})", f"{r[f'softmax@{window}']:.6f}", f"{r[f'logistic@{window}']:.6f}",
+                  f"{r['off_mass@H']:.2e}", f"{r['misclassification@H']:.2e}",
+                  str([round(x, 3) for x in r["v"]]), str([round(x, 3) for x in r["p"]]))
+    console.print(t)
+    _finish_figure("fig3c", summary, out, json_file, secs)
+
+
+@app.command()
+def fig4(trials: int = typer.Option(50, "--trials", help="random datasets of Figure 1(c)'s model"),
+         steps: int = typer.Option(200, "--steps", help="horizon H (the figure's 200 iterations)"),
+         ngd_lr: float = typer.Option(0.1, "--ngd-lr", help="normalized-GD step (the authors' 0.1)"),
+         gd_lr: float = typer.Option(1.0, "--gd-lr", help="fixed GD step (the authors' 1)"),
+         level: float = typer.Option(0.99, "--level", help="saturated once mean_i s_{i,opt} >= level"),
+         shard_size: int = typer.Option(25, "--shard-size", help="trials per shard (one batched run per rule)"),
+         seed: int = SeedOpt,
+         out: Path = typer.Option(Path("fig4-out"), "--out", help="output directory (reruns resume here)"),
+         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 4 (Max-Margin Token Selection, Section 4): normalized GD saturates the softmax faster; GD's norm levels off."""
+    from attnsvm.interfaces.sweeps import fig4 as F
+
+    for name, v in (("trials", trials), ("steps", steps), ("ngd-lr", ngd_lr), ("gd-lr", gd_lr), ("level", level),
+                    ("shard-size", shard_size)):
+        positive(v, name)
+    if steps < 2:
+        raise UserError(f"--steps must be at least 2, got {steps}")
+    if level >= 1:
+        raise UserError(f"--level must be below 1, got {level}")
+    json_file = _json_target(json_file)
+    s = F.Settings(trials=trials, steps=steps, ngd_lr=ngd_lr, gd_lr=gd_lr, level=level, seed=seed, shard_size=shard_size)
+    (summary, _), secs = execute(F.sweep, s, out, workers, "fig4", executor)
+    t = Table(title=f"Figure 4: {s.describe()}")
+    for col in ("rule", f"median first step >= {level:g}", "reached", "median mean_i s_i,opt at H", "median ||p_H||",
+                "median rho (growth 2nd half / 1st)"):
+        t.add_column(col, justify="right")
+    for r in summary["rows"]:
+        t.add_row(r["rule"], F._step(r["median_hit"]), f"{r['reached']} of {trials}", f"{r['median_softmax_H']:.6f}",
+                  f"{r['median_norm_H']:.2f}", "-" if r["median_rho"] is None else f"{r['median_rho']:.3f}")
+    console.print(t)
+    _finish_figure("fig4", summary, out, json_file, secs)
+
+
+@app.command()
+def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's optimal token: '1,2,5' or 'LO:HI[:STEP]' "
+                                                       "(ranges and lists may be joined by commas)"),
+         steps: int = typer.Option(1000, "--steps", help="normalized-GD steps (horizon H)"),
+         lr: float = typer.Option(0.1, "--lr", help="normalized-GD step (the authors' 0.1)"),
+         window: int = typer.Option(200, "--window", help="transient horizon t* where the bias is read (the paper draws 200)"),
+         out: Path = typer.Option(Path("fig5-out"), "--out", help="output directory (reruns resume here)"),
+         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 5 (Max-Margin Token Selection, Section 4): the correlation and logistic losses bias GD to different tokens."""
+    from attnsvm.interfaces.sweeps import fig5 as F
+
+    Cs = tuple(sorted({c for part in C.split(",") if part.strip() for c in int_list(part, "C")}))
+    for name, v in (("steps", steps), ("lr", lr), ("window", window)):
+        positive(v, name)
+    if window > steps:
+        raise UserError(f"need --window <= --steps, got --window {window}, --steps {steps}")
+    json_file = _json_target(json_file)
+    s = F.Settings(Cs=Cs, steps=steps, lr=lr, window=window)
+    (summary, _), secs = execute(F.sweep, s, out, workers, "fig5", executor)
+    t = Table(title=f"Figure 5: {s.describe()}")
+    for col in ("C", "b correlation @t*", "b logistic @t*", "b correlation @H", "b logistic @H"):
+        t.add_column(col, justify="right")
+    by = {(r["loss"], r["C"]): r for r in summary["rows"]}
+    for c in Cs:
+        t.add_row(str(c), *(f"{by[(loss, c)][key]:+.4f}" for key in ("bias", "bias_H") for loss in ("correlation", "logistic")))
+    console.print(t)
+    _finish_figure("fig5", summary, out, json_file, secs)
+
+
+@app.command()
+def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
+          T: int = typer.Option(8, "--T", help="tokens per input"),
+          d: str = typer.Option("2:16:2", "--d", help="dimensions: '2,4,8' or 'LO:HI[:STEP]'"),
+          trials: int = typer.Option(250, "--trials", help="random problems per dimension (Figure 9: 1000)"),
+          steps: int = typer.Option(1000, "--steps", help="normalized-GD steps"),
+          conventions: str = typer.Option("default", "--conventions", help="default | authors (as `fig9`)"),
+          gap_tol: float = typer.Option(0.05, "--gap-tol", help="a negative gap is small if |g| <= this"),
+          min_runs: int = typer.Option(5, "--min-runs", help="negative-gap runs needed to judge their correlation"),
+          shard_size: int = typer.Option(500, "--shard-size", help="trials per shard (one batched GD run)"),
+          seed: int = SeedOpt,
+          out: Path = typer.Option(Path("fig10-out"), "--out", help="output directory; a fig9 directory of the same "
+                                                                    "settings is reused"),
+          json_file: Optional[Path] = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 10 (Max-Margin Token Selection, App. E): CDF of Figure 9's minimum score gaps; negative gaps small, runs aligned."""
+    from attnsvm.interfaces.sweeps import fig9 as F9
+    from attnsvm.interfaces.sweeps import fig10 as F
+
+    for name, v in (("n", n), ("T", T), ("trials", trials), ("steps", steps), ("gap-tol", gap_tol),
+                    ("min-runs", min_runs), ("shard-size", shard_size)):
+        positive(v, name)
+    if T < 2:
+        raise UserError(f"--T must be at least 2, got {T}")
+    json_file = _json_target(json_file)
+    s = F9.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, seed=seed,
+                  shard_size=shard_size)
+    run = lambda s_, out_, pool, on_done: F.sweep(s_, out_, pool, on_done, gap_tol=gap_tol, min_runs=min_runs)
+    (summary, _), secs = execute(run, s, out, workers, "fig10", executor)
+    t = Table(title=f"Figure 10: {summary['saturated']} saturated runs, {summary['negative']} with a negative gap")
+    for col in ("d", "saturated", "gap < 0"):
+        t.add_column(col, justify="right")
+    for r in summary["per_d"]:
+        t.add_row(str(r["d"]), str(r["saturated"]), str(r["negative"]))
+    console.print(t)
+    console.print("quantiles of the gap: " + ", ".join(f"{q}: {v:.4f}" for q, v in summary["quantiles"].items()))
+    _finish_figure("fig10", summary, out, json_file, secs)

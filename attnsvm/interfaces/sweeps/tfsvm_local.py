@@ -6,9 +6,13 @@ logistic loss) on self-attention data (X rows and v uniform on the unit sphere, 
 W is compared with W_mm(alpha) (Frobenius SVM) and K Q^T with W*_mm(alpha) (nuclear SVM).
 
 The (K, Q) run normalises grad_K and grad_Q separately as the authors do
-(`kq_normalization="per-factor"`, `dynamics.BlockNormalizedGD`; their 1e-16 ridge is not
-added), or the joint gradient of theta = (K, Q) ("joint", `dynamics.NormalizedGD`). Saturation
+(`kq_normalization="per-factor"`, `dynamics.BlockNormalizedGD`; under the default conventions
+their 2.2e-16 ridge is not added), or the joint gradient of theta = (K, Q) ("joint", `dynamics.NormalizedGD`). Saturation
 as in Figure 9: mean_i (1 - s_{i,alpha_i}) <= sat_tol.
+
+`preset("authors")` runs the authors' conventions (SPEC.md D, `dynamics.authors`): W, K, Q
+initialised as torch's linear layer (uniform in +-1/sqrt(d)), g / (||g|| + eps) per tensor, the
+(K, Q) ridge eps (||K||^2 + ||Q||^2) and the float64 autograd gradient, eps = machine epsilon.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 import torch
 
 from attnsvm import dynamics, svm
-from attnsvm.dynamics import cross
+from attnsvm.dynamics import authors, cross
 from attnsvm.files import write_json_atomic
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.svm import geometry
@@ -41,6 +45,10 @@ class Settings:
     seed: int = 0
     shard_size: int = 25
     kq_normalization: str = "per-factor"
+    init: str = "normal"              # normal: N(0, init_scale^2); uniform: U(+-1/sqrt(d)) (torch's Linear)
+    ridge: float = 0.0                # (K, Q) runs: + ridge (||K||^2 + ||Q||^2)
+    norm_eps: float = 0.0             # g / (||g|| + norm_eps) instead of g / ||g||
+    gradient: str = "log-domain"      # log-domain (cancellation-free) | naive (float64 autograd)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -49,6 +57,16 @@ class Settings:
         return [Shard(f"r{a:05d}-{min(self.runs, a + self.shard_size):05d}",
                       {"start": a, "stop": min(self.runs, a + self.shard_size)})
                 for a in range(0, self.runs, self.shard_size)]
+
+
+CONVENTIONS = {"default": {},
+               "authors": {"init": "uniform", "ridge": authors.EPS, "norm_eps": authors.EPS, "gradient": "naive",
+                           "kq_normalization": "per-factor"}}
+
+
+def preset(conventions: str, **kw) -> Settings:
+    """Settings under the `conventions` (default | authors); `kw` sets the rest."""
+    return Settings(**{**kw, **CONVENTIONS[conventions]})
 
 
 def instance(s: Settings, run: int):
@@ -60,7 +78,23 @@ def instance(s: Settings, run: int):
     Y = rng.choice(np.array([-1.0, 1.0]), s.n)
     W0 = s.init_scale * rng.standard_normal(s.d * s.d)
     K0, Q0 = (s.init_scale * rng.standard_normal((s.d, s.d)) for _ in range(2))
+    if s.init == "uniform":                   # torch.nn.Linear's default, from a stream of its own
+        u = np.random.default_rng([s.seed, run, 1])
+        W0, K0, Q0 = (u.uniform(-1, 1, shape) / np.sqrt(s.d) for shape in (s.d * s.d, (s.d, s.d), (s.d, s.d)))
     return X, Y, v, W0, K0, Q0
+
+
+def _rules(s: Settings, kq: cross.KQ):
+    """The W rule, the (K, Q) rule and the (K, Q) parameterisation of the settings."""
+    kq_sizes = kq.blocks if s.kq_normalization == "per-factor" else (sum(kq.blocks),)
+    if s.norm_eps > 0:
+        w_rule = authors.EpsNormalizedGD(s.lr, (s.d * s.d,), s.norm_eps)
+        kq_rule = authors.EpsNormalizedGD(s.lr, kq_sizes, s.norm_eps)
+    else:
+        w_rule = dynamics.NormalizedGD(s.lr)
+        kq_rule = dynamics.BlockNormalizedGD(s.lr, kq.blocks) if s.kq_normalization == "per-factor" \
+            else dynamics.NormalizedGD(s.lr)
+    return w_rule, kq_rule, authors.Ridge(kq, s.ridge) if s.ridge > 0 else kq
 
 
 def _corr_rows(P: np.ndarray, q: np.ndarray) -> list[float]:
@@ -76,11 +110,12 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     X, Y, v, W0, K0, Q0 = (np.stack(a) for a in zip(*data))
     gamma = Y[..., None] * np.einsum("bntd,bd->bnt", X, v)
     prob = cross.w_problem_from_arrays(X, X[:, :, 0], gamma, s.loss)          # GPU when present
+    if s.gradient == "naive":
+        prob = authors.NaiveProblem.of(prob)
     kq = cross.KQ(s.d, s.d)
-    kq_rule = dynamics.BlockNormalizedGD(s.lr, kq.blocks) if s.kq_normalization == "per-factor" \
-        else dynamics.NormalizedGD(s.lr)
-    trajs = {"W": dynamics.run(prob, dynamics.NormalizedGD(s.lr), W0, s.steps),
-             "KQ": dynamics.run(prob, kq_rule, kq.pack(torch.as_tensor(K0), torch.as_tensor(Q0)), s.steps, param=kq)}
+    w_rule, kq_rule, param = _rules(s, kq)
+    trajs = {"W": dynamics.run(prob, w_rule, W0, s.steps),
+             "KQ": dynamics.run(prob, kq_rule, kq.pack(torch.as_tensor(K0), torch.as_tensor(Q0)), s.steps, param=param)}
     cache: dict = {}
 
     def svms(b, alpha):
