@@ -108,6 +108,15 @@ def test_outcomes_that_do_not_apply_are_counted_apart():
         C.Outcome(True, applies=False)
 
 
+def test_a_failure_seen_only_at_the_longer_horizon_is_stored_with_that_horizon():
+    """A counterexample decided on the retry at twice the horizon records that budget, so its
+    witness replays REFUTED (with the base budget it would be undecided)."""
+    c = claim(lambda i, b: C.Outcome(None if b.horizon < 2 else i.dataset.d < 2, reason="short"))
+    rep = C.check(c, SHORT)
+    assert rep.verdict is C.Verdict.REFUTED and rep.witness["budget"]["horizon"] == 2.0
+    assert C.replay_witness(json.loads(json.dumps(rep.witness)), c).verdict is C.Verdict.REFUTED
+
+
 def test_unsatisfiable_hypotheses_are_inconclusive():
     never = C.Hypothesis("never", "impossible", lambda inst: False)
     assert C.check(claim(lambda i, b: C.Outcome(True), (never,)), SHORT).verdict is C.Verdict.INCONCLUSIVE

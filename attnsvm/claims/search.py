@@ -73,6 +73,7 @@ class Search:
         self.stats: Counter = Counter()
         self.reasons: Counter = Counter()
         self.outside: Counter = Counter()       # reasons of instances whose outcome did not apply
+        self.deciding: dict[int, tuple] = {}    # id(instance) -> (instance, budget) of each failure seen
         self.measured: dict[str, list[float]] = {k: [] for k in claim.measures}
         self.best_margin: float | None = None
         self.seen: set[str] = set()
@@ -105,6 +106,8 @@ class Search:
                 break
             budget = budget.extended()
             out = self._conclude(inst, budget)
+        if out.holds is False:
+            self.deciding[id(inst)] = (inst, budget)     # the witness records the horizon that refuted
         return out
 
     def _conclude(self, inst: Instance, budget: Budget) -> Outcome:
@@ -424,7 +427,8 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
         evidence["note"] = error.line()
         return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, None, seconds, error.to_json())
     if found is not None:
-        return _refuted(claim, found, budget, seed, evidence, seconds)
+        held = s.deciding.get(id(found))
+        return _refuted(claim, found, held[1] if held and held[0] is found else budget, seed, evidence, seconds)
     verdict, note = _verdict(s, overtime)
     if note:
         evidence["note"] = note
