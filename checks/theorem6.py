@@ -12,15 +12,20 @@ uniquely maximises the margin of the label SVM over S among the selections beta_
 input of S has a strictly positive multiplier and alpha strictly out-scores under v_mm).
 The premise "the path selects alpha" is read at the largest radius (max-logit tokens of p);
 when it fails the theorem says nothing and the instance is INCONCLUSIVE. The path and the
-proxy are theorem5's (joint_gaps), with target p_relax and p_mm(alpha) as an extra start."""
+proxy are theorem5's (joint_gaps), with target p_relax and p_mm(alpha) as an extra start, on
+the ray r = kappa R of the instance: kappa = (2 kappa* + 1) x f, f in FACTORS = 1, 2, 4 (the
+factor only while kappa <= KAPPA_MAX = 8: a larger kappa leaves too few radii in float64's
+range before e^{-r/||v_mm||} underflows), so the instances cover a range of ratios above kappa*
+(theorem5 solves several rays per instance; here each instance's kappa* sets its own)."""
 
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import strategies as st
 
 from attnsvm import svm
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims.spaces import Space
+from attnsvm.claims.strategies import just, seeds
 from attnsvm.svm import certificates
 from checks.theorem5 import (
     EXTEND,
@@ -37,6 +42,8 @@ from checks.theorem5 import (
     joint_gaps,
     label_result,
     mixing_shrinks,
+    mixtures_shrink,
+    one_of,
     random_joint,
     support_set,
     vertex_optimal,
@@ -44,12 +51,13 @@ from checks.theorem5 import (
 
 
 def assumption_C_support(inst) -> bool:
-    """Assumption C (theorem5's C1 and C2) over the support-vector inputs S of the label SVM."""
+    """Assumption C (theorem5's C1, C2 and C3 over mixtures) over the support-vector inputs S of the label SVM."""
     alpha = alpha_of(inst)
     if alpha is None or inst.dataset.T ** inst.dataset.n > 64:
         return False
     S = support_set(inst.dataset, alpha)
-    return bool(S) and vertex_optimal(inst.dataset, alpha, S) and mixing_shrinks(inst.dataset, alpha, S)
+    ds = inst.dataset
+    return bool(S) and vertex_optimal(ds, alpha, S) and mixing_shrinks(ds, alpha, S) and mixtures_shrink(ds, alpha, S)
 
 
 def shift_conditions(ds, alpha) -> list[tuple]:
@@ -126,11 +134,12 @@ def converges_to_relaxed(inst, budget) -> Outcome:
     res, cert = relaxed_target(ds, alpha)
     if not (res.ok and cert.verified):
         return Outcome(None, reason=f"problem (10) not solved exactly: {res.status}, {cert.reason}")
-    out = joint_gaps(inst, budget, res.x, extra_p=[svm.att_svm(ds, alpha).x])
-    shifted = shifted_direction(ds, alpha, float(Fraction(str(inst.params.get("r_over_R", 1)))))
-    out.detail.update(support=support_set(ds, alpha), p_relax_exact=[str(q) for q in cert.x], kappa_star=kappa_star(ds, alpha),
-                      shifted_direction=None if shifted is None else shifted.tolist(),
-                      gap_final_p_to_shifted=None if shifted is None else 1 - float(np.dot(out.detail["final_p"], shifted)))
+    out = joint_gaps(inst, budget, res.x, extra_p=[svm.att_svm(ds, alpha).x], spread=(Fraction(1),))
+    out.detail.update(support=support_set(ds, alpha), p_relax_exact=[str(q) for q in cert.x], kappa_star=kappa_star(ds, alpha))
+    if out.holds is not True:                   # where p misses p_relax: the shifted SVM's prediction, on the ray reported
+        shifted = shifted_direction(ds, alpha, out.detail["r_over_R"])
+        out.detail.update(shifted_direction=None if shifted is None else shifted.tolist(),
+                          gap_final_p_to_shifted=None if shifted is None else 1 - float(np.dot(out.detail["final_p"], shifted)))
     if out.detail.get("selected_at_largest") != alpha:
         return Outcome(None, detail=out.detail, reason="premise not met: the path does not select alpha at the largest radius")
     return out
@@ -145,35 +154,50 @@ def _kappa(ds, alpha, below: bool) -> str:
     return str(Fraction(int(np.ceil(2 * (2 * ks + 1))), 2))
 
 
-def relaxed_instances(datasets, below: bool):
-    def build(ds, seed):
+FACTORS = (1, 2, 4)      # r/R = (2 kappa* + 1) x one of these ...
+KAPPA_MAX = 8            # ... kept up to this kappa: a larger one leaves few radii before e^{-r/||v_mm||} underflows
+
+
+def relaxed_instances(datasets: Space, below: bool) -> Space:
+    """Instances with r/R comfortably above kappa* (`_kappa` times a factor of FACTORS, while at most
+    KAPPA_MAX), or, to violate r_dominates_R, half of kappa*."""
+    def generate(c):
+        ds = datasets.generate(c)
         alpha = best_selection(ds)
         ok = alpha is not None and svm.att_svm(ds, alpha).ok
-        return Instance(ds, {"alpha": alpha, "loss": "logistic", "seed": seed,
-                             "r_over_R": _kappa(ds, alpha, below) if ok else "1"})
-    return st.builds(build, datasets, st.integers(0, 2**16))
+        kappa = _kappa(ds, alpha, below) if ok else "1"
+        f = c.sampled_from(FACTORS)
+        if not below and Fraction(kappa) * f <= KAPPA_MAX:
+            kappa = str(Fraction(kappa) * f)
+        return Instance(ds, {"alpha": alpha, "loss": "logistic", "seed": c.integer(0, 2**16, "seed"), "r_over_R": kappa})
+
+    return Space(generate, datasets.description + ("; r/R = kappa*/2" if below else "; r/R = (2 kappa* + 1) x 1, 2 or 4 (while <= 8)"),
+                 params={"alpha": Space(lambda c: None, "the best pure selection"), "loss": just("logistic"),
+                         "seed": seeds(0, 2**16), "r_over_R": Space(lambda c: None, "from kappa*")})
 
 
 def _instances(dropped):
-    data = st.one_of(st.just(figure3(("1/2", "3/2"))), st.just(figure3()), figure3_like(), random_joint())
+    data = one_of([figure3(("1/2", "3/2")), figure3(), figure3_like(), random_joint()])
     return relaxed_instances(data, below="r_dominates_R" in dropped)
 
 
 claim = Claim(
     name="theorem6",
     statement="logistic loss, ATT-SVM(alpha) and label SVM feasible, the path selects alpha, Assumption C over the "
-              "support set S => v -> v_mm and p -> p_relax (problem (10)) in direction as r = R -> oo",
+              "support set S => v -> v_mm and p -> p_relax (problem (10)) in direction as r, R -> oo (on the ray r = kappa R, "
+              "kappa = r_over_R > kappa*)",
     hypotheses=(
         LOGISTIC_LOSS,
         JOINTLY_SEPARABLE,
-        Hypothesis("assumption_C_support", "Assumption C (C1 + C2 of theorem5) over the support set S (exact)",
+        Hypothesis("assumption_C_support", "Assumption C (C1, C2, C3 over mixtures of theorem5) over the support set S (exact)",
                    assumption_C_support),
         Hypothesis("r_dominates_R", "the path's ray r = kappa R has kappa > kappa* (exact), the finite-rate form of "
                    "r/R -> oo", r_dominates_R),
     ),
     conclusion=converges_to_relaxed,
     instances=_instances,
-    proxy=f"theorem5's proxy with target p_relax (problem (10), exact): gaps 1 - corr(v, v_mm), 1 - corr(p, p_relax) "
+    measures=("final_gap_v", "final_gap_p", "r_over_R", "kappa_star"),
+    proxy=f"on the ray r = kappa R, kappa = r_over_R = (2 kappa* + 1) x {list(FACTORS)} (<= {KAPPA_MAX}), theorem5's proxy with target p_relax (problem (10), exact): gaps 1 - corr(v, v_mm), 1 - corr(p, p_relax) "
           f"<= {GAP_TOL} at the largest r = R and non-increasing over the last {LAST} radii (fails: stuck above "
           f"{GAP_TOL}, relative decrease < {PLATEAU}; undecided: up to {EXTEND} more doublings, then INCONCLUSIVE); "
           f"premise 'selects alpha' read from p at the largest radius (else INCONCLUSIVE); {ITERS} iterations",

@@ -159,3 +159,36 @@ def test_limits_classify_two_starts_two_limits():
     assert [l.kind for l in lims] == ["other", "gmm"]
     assert lims[0].detail["selected_locally_optimal"]
     assert geometry.gmm(ds).is_gmm
+
+
+# ---- Theorem 2 (a): ||p_t|| -> oo for n >= 2 ---------------------------------------------------
+
+def test_theorem2_part_a_on_two_inputs_grows_by_octaves():
+    """Part (a) on the Appendix E data (n = 2, T = 2: Assumption B): from the origin and from a start aimed at
+    the non-global LMM, <p_t, p_mm> grows over H/4, H/2, H and its last octave by at least half the one before
+    (GD at 1/L_p), though the second start converges to another direction (part (b) needs n = 1)."""
+    from checks import theorem2
+
+    inst = Instance(HAND, {"loss": "logistic", "rule": "gd", "eta_factor": 1.0, "starts": [[0.0, 0.0], [5.0, 0.0]],
+                           "part": "a"})
+    assert theorem2.claim.meets(inst)
+    out = theorem2.claim.evaluate(inst, "quick")
+    assert out.holds is True and out.detail["part"] == "a"
+    assert out.detail["worst_octave_ratio"] >= theorem2.OCTAVE_RATIO and out.detail["least_growth_along_p_mm"] > 0
+    assert not theorem2.claim.meets(Instance(HAND, {**inst.params, "part": "b"}))         # (b) only for n = 1
+
+
+@pytest.mark.parametrize("path,holds", [(lambda t: np.log(t), True), (lambda t: 3 * t, True),
+                                        (lambda t: 1 - 1 / t ** 2, False), (lambda t: 1 - np.exp(-t / 100), False)])
+def test_theorem2_octave_proxy_separates_divergence_from_settling(path, holds):
+    """The part-(a) proxy on synthetic runs p_t = c(t) q: c log t and linear growth pass (octave ratio ~1 and 2),
+    runs settling at a finite point (c -> 1 polynomially or exponentially) fail."""
+    from types import SimpleNamespace
+
+    from checks import theorem2
+
+    steps = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
+    q = np.array([1.0, -3.0])
+    tr = SimpleNamespace(steps=steps, p=torch.tensor(np.array([[path(float(s)) * q] for s in steps])))
+    o = theorem2._octaves(tr, 0, q)
+    assert (o["growing"] and o["octave_ratio"] is not None and o["octave_ratio"] >= theorem2.OCTAVE_RATIO) is holds

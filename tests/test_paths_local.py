@@ -202,3 +202,90 @@ def test_theorem6_witness_follows_the_shifted_svm():
     out = rep.evidence["outcome"]
     assert out["gap_final_p_to_shifted"] < 1e-4 < out["gap_p"][-1]
     assert float(Fraction(rep.witness["instance"]["params"]["r_over_R"])) < out["kappa_star"]
+
+
+# ---- Theorem 3 measures the convergence itself; Theorems 5-6 on rays and mixtures ---------------
+
+def _hand():
+    from attnsvm.attention.data import Dataset
+    return Dataset.from_arrays([[[1, 0], [0, 0]], [[0, 0], [2, 1]]], [1, 1], [1, -3], name="hand")
+
+
+@pytest.mark.parametrize("alpha", [[0, 0], [0, 1]])
+def test_theorem3_cone_starts_converge_to_their_lmm(alpha):
+    """Both LMMs of the Appendix E data (the GMM and (1, 0), certified): GD (eta from the empirical Lipschitz ratio) from the first rung's cone
+    starts converges to that LMM, with 1 - corr(p_t, p_mm) at the horizon below its value at the start."""
+    from attnsvm.claims import Instance
+    from checks import theorem3
+
+    inst = Instance(_hand(), {"alpha": alpha, "loss": "logistic", "seed": 3, "points": 8, "starts": 4})
+    assert theorem3.claim.meets(inst)
+    out = theorem3.claim.evaluate(inst, "quick")
+    assert out.holds is True
+    runs = out.detail["passing_rung"]["gd"]
+    assert all(k != "undecided" for k in runs["kinds"]) and all(s == alpha for s in runs["selected"])
+    assert all(f < i for f, i in zip(runs["final_corr_gap"], runs["initial_corr_gap"]))
+    assert out.detail["worst_corr_gap"] == max(runs["final_corr_gap"])
+
+
+def test_theorem3_witness_starts_converge_elsewhere():
+    """Without local optimality a cone start converges (confirmed) to another selection on every rung."""
+    rep = runner.necessity_report(registry.entry("theorem3"), "locally_optimal", get_budget("quick"), 0, search=False)
+    rungs = rep.evidence["outcome"]["rungs"]
+    assert str(rep.verdict) == "REFUTED" and len(rungs) == 4
+    assert all(r["gd"]["converged_elsewhere"] and not r["gd"]["converged_to_alpha"] for r in rungs)
+
+
+def _joint(seed):
+    from attnsvm.attention.data import Dataset
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 4))
+    return Dataset.from_arrays([[[0, 0], rng.integers(-2, 3, size=2).tolist()] for _ in range(n)],
+                               rng.choice([-1, 1], size=n).tolist(), [1, 0], name="joint")
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**20))
+def test_assumption_C_over_vertices_and_first_order_implies_mixtures(seed):
+    """theorem5's reduction: C1 (alpha the unique best pure selection) and C2 (every input a support vector with a
+    positive multiplier) imply C3, every mixture on the grid shrinks the margin (exact certificates)."""
+    from checks import theorem5
+
+    ds = _joint(seed)
+    alpha = theorem5.best_selection(ds)
+    if alpha is None:
+        return
+    every = range(ds.n)
+    if theorem5.vertex_optimal(ds, alpha, every) and theorem5.mixing_shrinks(ds, alpha, every):
+        assert theorem5.mixtures_shrink(ds, alpha, every)
+
+
+def test_mixing_a_non_support_input_keeps_the_margin():
+    """Figure 3(b): input 3 is off the margin, so a little of its other token keeps the label margin exactly
+    (mixtures at q = 1/8 tie alpha: C fails over mixtures), while Figure 3(a)'s q = 1/8 mixtures shrink it."""
+    from fractions import Fraction
+
+    from checks import theorem5
+
+    for ds, ties in ((theorem5.figure3(("1/2", "3/2")), True), (theorem5.figure3(), False)):
+        best = theorem5.margin_key(ds, [1, 1, 1], range(3))
+        pure = {i: [Fraction(0), Fraction(1)] for i in range(2)}
+        mixed = theorem5.mixed_margin_key(ds, {**pure, 2: [Fraction(1, 8), Fraction(7, 8)]}, range(3))
+        assert (mixed == best) is ties and mixed >= best
+
+
+def test_theorem5_rays_share_the_limit():
+    """Figure 3(a) on the rays r = R/4, R, 4R (solved as one batch, the head data scaled per ray): all three
+    converge to (v_mm, p_mm), as the instances of the check do one ray at a time."""
+    from fractions import Fraction
+
+    from attnsvm import svm
+    from attnsvm.claims import Instance
+    from checks import theorem5
+
+    ds = theorem5.figure3()
+    inst = Instance(ds, {"alpha": [1, 1, 1], "loss": "logistic", "seed": 0, "r_over_R": 1})
+    out = theorem5.joint_gaps(inst, get_budget("quick"), svm.att_svm(ds, [1, 1, 1]).x,
+                              spread=(Fraction(1, 4), Fraction(1), Fraction(4)))
+    assert out.holds is True and [r["r_over_R"] for r in out.detail["rays"]] == [0.25, 1.0, 4.0]
+    assert all(r["holds"] and r["final_gap_p"] < theorem5.GAP_TOL for r in out.detail["rays"])
