@@ -55,7 +55,7 @@ def finite_part(ds, head, sets, basis: np.ndarray):
     if basis.shape[1] == 0:
         return np.zeros(ds.d * ds.d), 0.0
     res = scipy.optimize.minimize(f, np.zeros(basis.shape[1]), jac=True, method="L-BFGS-B",
-                                  options={"gtol": 1e-10, "maxiter": 500})
+                                  options={"gtol": 1e-10, "maxiter": 5000})
     return basis @ res.x, float(np.linalg.norm(res.jac))
 
 

@@ -149,12 +149,16 @@ IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "t
 
 @pytest.mark.parametrize("id", IDS)
 def test_result_verdicts_as_expected(id):
-    """Derivation as registered (PROVED only for tfsvm-rank), check as registered, every stored necessity witness
-    replays REFUTED."""
+    """Derivation as registered (PROVED only for tfsvm-rank), check as registered (tfsvm-mlp: INCONCLUSIVE, more
+    than a quarter of its multi-token runs undecided at this horizon), every stored necessity witness replays
+    REFUTED."""
+    from dataclasses import replace
+
     e = registry.entry(id)
-    reports = list(runner.reports(e, "quick", 0))
-    assert [r.part for r in reports][:2] == ["derivation", "check"]
-    assert len(reports) == 2 + len(registry.searches(e))
+    quick = get_budget("quick")
+    fixed = replace(quick, seconds=None, evaluations=24)        # the same search under any load (CI runs -n 2)
+    reports = [runner.derivation_report(e), runner.check_report(e, fixed, 0)]
+    reports += [runner.necessity_report(e, h, quick, 0, search=False) for h in registry.searches(e)]
     for r in reports:
         assert r.as_expected, (r.part, r.verdict, r.evidence)
         if r.part.startswith("drop:"):
