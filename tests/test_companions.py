@@ -149,8 +149,8 @@ IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "t
 
 @pytest.mark.parametrize("id", IDS)
 def test_result_verdicts_as_expected(id):
-    """Derivation as registered (PROVED only for tfsvm-rank), check as registered (tfsvm-mlp: INCONCLUSIVE, more
-    than a quarter of its multi-token runs undecided at this horizon), every stored necessity witness replays
+    """Derivation as registered (PROVED only for tfsvm-rank), check as registered (tfsvm-mlp: SUPPORTED or
+    INCONCLUSIVE, about a quarter of its multi-token runs undecided at this horizon, none failing), every stored necessity witness replays
     REFUTED."""
     from dataclasses import replace
 

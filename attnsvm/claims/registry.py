@@ -125,7 +125,7 @@ RESULTS: list[Entry] = [
           hypotheses=("d_ge_T_minus_1", "d_ge_n", "generic"), necessity=("d_ge_T_minus_1", "d_ge_n")),
     Entry("tfsvm-rank", "rank(W_mm) <= n", B, hypotheses=("feasible",), derivation=("PROVED",)),
     Entry("tfsvm-mlp", "MLP heads select several tokens; the generalized SVM predicts the limit", B,
-          uses=("assumption-D", "theorem8"), check=("INCONCLUSIVE",)),      # undecided on most multi-token runs (NOTES.md)
+          uses=("assumption-D", "theorem8"), check=("SUPPORTED", "INCONCLUSIVE")),     # a quarter of multi-token runs undecided: either side (NOTES.md)
     Entry("rates-global", "NGD / Polyak converge globally to W_mm in the covered data settings", C,
           uses=("lemma4", "theorem2", "tfsvm-frobenius", "assumption-B", "definition1"),
           hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
