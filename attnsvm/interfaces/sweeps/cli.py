@@ -270,6 +270,16 @@ def _finish_figure(name: str, summary: dict, out: Path, json_file: Optional[Path
     console.print(f"wrote {', '.join(map(str, written))} in {secs:.1f} s")
 
 
+def _check_horizon(steps: int, lr: float, tol: float, window: int) -> None:
+    """The options of a figure's horizon: finite positive numbers, 2 <= window <= steps, tol < 1."""
+    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
+        positive(v, name)
+    if steps < 2 or window > steps:
+        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
+    if tol >= 1:
+        raise UserError(f"--tol must be below 1, got {tol}")
+
+
 @app.command()
 def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizon H)"),
          rule: str = typer.Option("ngd", "--rule", help="ngd (the authors' normalised step) | gd (fixed step)"),
@@ -282,12 +292,7 @@ def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizo
     """Figure 1 (Max-Margin Token Selection, Section 2): GD paths, their max-margin limits, <p_t, p_mm> rising."""
     from attnsvm.interfaces.sweeps import fig1 as F
 
-    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
-        positive(v, name)
-    if steps < 2 or window > steps:
-        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
-    if tol >= 1:
-        raise UserError(f"--tol must be below 1, got {tol}")
+    _check_horizon(steps, lr, tol, window)
     json_file = _json_target(json_file)
     s = F.Settings(steps=steps, rule=rule, lr=lr, tol=tol, window=window, seed=seed)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig1", executor)
@@ -312,12 +317,7 @@ def fig3c(steps: int = typer.Option(1000, "--steps", help="joint (v, p) steps (h
     """Figure 3(c) (Max-Margin Token Selection, Section 3): softmax and logistic probabilities -> 1 in joint (v, p) training."""
     from attnsvm.interfaces.sweeps import fig3c as F
 
-    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
-        positive(v, name)
-    if steps < 2 or window > steps:
-        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
-    if tol >= 1:
-        raise UserError(f"--tol must be below 1, got {tol}")
+    _check_horizon(steps, lr, tol, window)
     json_file = _json_target(json_file)
     s = F.Settings(steps=steps, lr=lr, tol=tol, window=window)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig3c", executor)
