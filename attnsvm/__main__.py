@@ -1,5 +1,5 @@
 """`python -m attnsvm`: the command line."""
 
-from attnsvm.interfaces.cli import main
+from attnsvm.interfaces.cli.entry import main
 
 main()

@@ -30,10 +30,11 @@ def consoles():
 
 
 def main() -> None:
-    from attnsvm.interfaces.cli import checking, datasets, reporting, reproducing  # noqa: F401 - registers the commands
 
     usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")   # click's, or typer's copy
     try:
+        from attnsvm.interfaces.cli import checking, datasets, reporting, reproducing  # noqa: F401 - registers the commands
+
         code = app(standalone_mode=False)
     except (UserError, usage_error) as e:
         if type(e).__name__ == "NoArgsIsHelpError":       # bare `attnsvm` (or a group without a command): its help
