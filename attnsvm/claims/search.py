@@ -421,7 +421,8 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
         evidence["not_applicable"] = s.stats["not_applicable"]
         evidence["not_applicable_reasons"] = dict(s.outside.most_common(3))
     if any(s.measured.values()):
-        evidence["measures"] = {k: {"min": min(v), "max": max(v), "instances": len(v)} for k, v in s.measured.items() if v}
+        evidence["measures"] = {k: {"min": min(v), "median": float(np.median(v)), "max": max(v), "instances": len(v)}
+                                for k, v in s.measured.items() if v}
     seconds = s.elapsed()
     if error is not None:
         evidence["note"] = error.line()
