@@ -49,8 +49,8 @@ from attnsvm.claims.witnesses import make_witness, replay_witness
 EXHAUSTIVE_SHARE = 0.3          # of the budget's seconds and evaluations: the exhaustive phase
 SAMPLED_SHARE = 0.5             # ... up to here: uniform sampling of the scopes not enumerated
 TARGETED_SHARE = 0.85           # ... up to here: local search toward the targets (then Hypothesis)
-INCONCLUSIVE_SHARE = 0.25
-PROBE_COUNT = 100               # instances of a scope after which its cost is projected (with 1.5x slack)       # SUPPORTED needs at most this share of evaluated instances undecided
+INCONCLUSIVE_SHARE = 0.25       # SUPPORTED needs at most this share of evaluated instances undecided
+PROBE_COUNT = 100               # instances of a scope after which its cost is projected (with 1.5x slack)
 
 
 class _Found(BaseException):
