@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from attnsvm import claims as C
 from attnsvm.claims.spaces import space
-from attnsvm.claims.strategies import instances, integer_datasets, integers, seeds
+from attnsvm.claims.strategies import instances, integer_datasets, seeds
 from attnsvm.claims.testing import assert_verdict
 from attnsvm.claims.userfiles import load_claims_file
 

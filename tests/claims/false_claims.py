@@ -86,7 +86,7 @@ gmm_support = Claim(
 
 
 def w_rank_below_n(inst, budget):
-    from attnsvm.svm import certificates, w_svm
+    from attnsvm.svm import w_svm
 
     res = w_svm(inst.dataset, model.optimal_tokens(inst.dataset))
     if not res.ok:
