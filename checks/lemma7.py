@@ -35,12 +35,12 @@ from scipy.special import logsumexp
 
 from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims import Claim, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.strategies import instances, integers, keyed_datasets, sampled_from, seeds
 from attnsvm.dynamics import Problem
 from attnsvm.svm import geometry
-from checks.theorem3 import feasible, locally_optimal
+from checks.theorem3 import FEASIBLE, LOCALLY_OPTIMAL
 
 RUNGS = 5
 TAIL = 2              # 'for all R >= R_bar': the conditions must hold on the top TAIL rungs
@@ -179,9 +179,8 @@ claim = Claim(
               "||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> (L3)",
     hypotheses=(
         hyp.ASSUMPTION_A,
-        Hypothesis("feasible", "ATT-SVM(alpha) is feasible (exact KKT certificate)", feasible),
-        Hypothesis("locally_optimal", "alpha is locally optimal: every SVM-neighbour scores strictly lower (exact)",
-                   locally_optimal),
+        FEASIBLE,
+        LOCALLY_OPTIMAL,
     ),
     conclusion=local_gradient_condition,
     instances=_instances,

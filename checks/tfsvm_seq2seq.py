@@ -210,7 +210,10 @@ def feasible_for_every_alpha(inst, causal: bool) -> Outcome:
             alpha[i, k] = t
         res = margin.solve(target_problem(S, alpha, inst.params["svm"]))
         cert = certificates.certify(res)
-        if cert.verified and cert.kind == "farkas":
+        if not cert.verified:
+            return Outcome(None, detail={**detail, "alpha": alpha.tolist()},
+                           reason=f"alpha {alpha.tolist()}: {res.status}, certificate not verified ({cert.reason})")
+        if cert.kind == "farkas":
             return Outcome(False, certified=True, detail={**detail, "infeasible_alpha": alpha.tolist(),
                                                           "farkas": [str(q) for q in cert.lam]})
     if total <= MAX_ALPHAS:

@@ -184,15 +184,18 @@ def _instances(dropped):
     return alpha_instances(locally_opt="locally_optimal" not in dropped)
 
 
+FEASIBLE = Hypothesis("feasible", "ATT-SVM(alpha) is feasible (exact KKT certificate)", feasible)
+LOCALLY_OPTIMAL = Hypothesis("locally_optimal", "alpha is locally optimal: every SVM-neighbour scores strictly lower "
+                             "(exact)", locally_optimal)
+
 claim = Claim(
     name="theorem3",
     statement="Assumption A, alpha locally optimal => exists mu, R_mu: GD (eta <= 1/L_p) from C_{mu,R_mu}(p_mm(alpha)) "
               "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm|| (measured with GD at eta = 1/(empirical Lipschitz ratio in the cone))",
     hypotheses=(
         hyp.ASSUMPTION_A,
-        Hypothesis("feasible", "ATT-SVM(alpha) is feasible (exact KKT certificate)", feasible),
-        Hypothesis("locally_optimal", "alpha is locally optimal: every SVM-neighbour scores strictly lower (exact)",
-                   locally_optimal),
+        FEASIBLE,
+        LOCALLY_OPTIMAL,
     ),
     conclusion=local_convergence,
     instances=_instances,

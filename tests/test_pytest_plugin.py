@@ -54,13 +54,23 @@ def test_claims_become_items_and_a_false_one_fails_with_a_replayable_witness(tmp
 
 
 def test_other_paths_still_run_and_a_broken_file_is_a_collection_error(tmp_path):
-    (tmp_path / "test_plain.py").write_text("def test_one():\n    assert 1 + 1 == 2\n")
+    # an ordinary test file with one true and one false property of the model: the plugin must
+    # leave both to pytest (the false one fails, the true one passes)
+    (tmp_path / "test_plain.py").write_text(
+        "import torch\nfrom attnsvm.attention import model\n"
+        "def test_softmax_rows_sum_to_one():\n"
+        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
+        "    assert torch.allclose(s.sum(-1), torch.ones(1, dtype=torch.float64))\n"
+        "def test_softmax_is_uniform():\n"
+        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
+        "    assert torch.allclose(s, torch.full_like(s, 0.5))\n")
     (tmp_path / "broken.py").write_text("from attnsvm.claims import Claim\nraise RuntimeError('no claims today')\n")
     res = pytest_run(tmp_path, "test_plain.py", "--attnsvm-claims", "broken.py", "-q")
     assert res.returncode == 2, res.stdout + res.stderr
     assert "ERROR collecting broken.py" in res.stdout and "RuntimeError: no claims today" in res.stdout
     res = pytest_run(tmp_path, "test_plain.py", "-q")                         # the plugin loaded, no claims asked for
-    assert res.returncode == 0 and "1 passed" in res.stdout
+    assert res.returncode == 1 and "1 failed, 1 passed" in res.stdout, res.stdout
+    assert "test_softmax_is_uniform" in res.stdout
 
 
 def test_loading_the_plugin_imports_nothing_heavy():

@@ -39,9 +39,13 @@ def strict_json(obj) -> dict:
 
 def test_constraint_1e12_from_active_keeps_both_lmms_exactly():
     ds = Dataset._from_raw(NEAR, "near-active")
+    # premise: at tolerance 1e-9 the float solve calls row 1 active and alpha = (0, 1) not locally optimal,
+    # which is wrong; without this the dataset would not exercise the trap the test is about
     numeric = geometry.select(ds, (0, 1), exact=False)
-    assert 1 in numeric.result.active and not numeric.locally_optimal   # the trap: numerically active
+    assert 1 in numeric.result.active and not numeric.locally_optimal, "the dataset no longer sets the trap"
     assert numeric.decision == "uncertain"                              # ... and not robust: never screened
+    exact = geometry.select(ds, (0, 1))                                 # the certificate: row 1 inactive, an LMM
+    assert exact.locally_optimal and exact.neighbors == ((1,), ()) and exact.decision == "exact"
     res = strict_json(analyze_dataset(ds))
     lmms = {tuple(s["alpha"]): s for s in res["lmms"]}
     assert set(lmms) == {(0, 0), (0, 1)} and res["lmm_set_exact"] and res["search"]["decided_exactly"] == 4
