@@ -35,7 +35,7 @@ from attnsvm.claims.strategies import (
     keyed_datasets,
 )
 from attnsvm.dynamics import Problem, regpath
-from attnsvm.dynamics.trends import loglog_slope
+from attnsvm.dynamics.trends import approaches, loglog_slope
 from attnsvm.svm import geometry
 
 GAP_TOL = 1e-3
@@ -90,9 +90,7 @@ def _decide(ds, P, q, multipliers) -> Outcome:
         bad = [float(m) for m, o in zip(multipliers[tail], ok[tail]) if not o]
         return Outcome(None, detail=detail, reason=f"path solve did not settle at R/||p_mm|| = {bad}")
     last = gaps[tail]
-    monotone = all(b <= a * (1 + 1e-6) + 1e-12 for a, b in zip(last, last[1:]))
-    converging = last[-1] <= 1e-12 or (detail["loglog_slope_last"] is not None and detail["loglog_slope_last"] <= SLOPE)
-    if last[-1] <= GAP_TOL and monotone and converging:
+    if approaches(multipliers[tail], last, GAP_TOL, SLOPE):
         return Outcome(True, detail=detail)
     if last[-1] > GAP_TOL and last[-1] >= last[0] * (1 - PLATEAU):
         return Outcome(False, detail=detail)            # no decrease over a 4x range of R: a plateau (or worse)

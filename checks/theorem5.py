@@ -53,7 +53,7 @@ from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import just, seeds
 from attnsvm.dynamics import regpath
-from attnsvm.dynamics.trends import loglog_slope
+from attnsvm.dynamics.trends import approaches, loglog_slope
 from attnsvm.svm import certificates
 
 GAP_TOL = 1e-2
@@ -279,7 +279,7 @@ def _decide(path, b: int, rho, v_mm, p_target, alpha, ds) -> Outcome:
     if not all(ok[tail]):
         return Outcome(None, detail=detail, reason="joint path solve did not settle on the last radii")
     tails = [g[tail] for g in (gv, gp)]
-    converging = [t[-1] <= GAP_TOL and all(b2 <= a * (1 + 1e-6) + 1e-12 for a, b2 in zip(t, t[1:])) for t in tails]
+    converging = [approaches(rho[tail], t, GAP_TOL) for t in tails]
     stuck = [t[-1] > GAP_TOL and t[-1] >= t[0] * (1 - PLATEAU) for t in tails]
     if all(converging):
         return Outcome(True, detail=detail)

@@ -32,9 +32,9 @@ from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_dataset, sampled_from, seeds
 from attnsvm.dynamics import Problem, regpath
-from attnsvm.dynamics.trends import loglog_slope
+from attnsvm.dynamics.trends import approaches, loglog_slope
 from attnsvm.svm import generalized
-from checks.theorem1 import EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, grid_size, path_starts
+from checks.theorem1 import EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, SLOPE, grid_size, path_starts
 
 HEADS = ("linear", "tanh", "cubic")
 
@@ -117,7 +117,7 @@ def _decide(problem, U, radii, starts, sol) -> Outcome:
         return Outcome(None, detail=detail, reason="path solve did not settle on the last radii")
     last = gaps[tail]
     detail["gap_last"] = last[-1]
-    if last[-1] <= GAP_TOL and all(b <= a * (1 + 1e-6) + 1e-12 for a, b in zip(last, last[1:])):
+    if approaches(mult[tail], last, GAP_TOL, SLOPE):
         return Outcome(True, detail=detail, margin=GAP_TOL - last[-1])
     if last[-1] > GAP_TOL and last[-1] >= last[0] * (1 - PLATEAU):
         return Outcome(False, detail=detail, margin=GAP_TOL - last[-1])

@@ -329,3 +329,17 @@ def test_nuclear_check_counts_only_discriminating_instances(seed):
     budget = replace(get_budget("quick"), seconds=None, evaluations=8)      # the same search under any load
     rep = runner.check_report(registry.entry("tfsvm-nuclear"), budget, seed)
     assert rep.verdict is Verdict.SUPPORTED and rep.evidence["instances"] >= 6, rep.evidence
+
+
+def test_approaches_passes_power_laws_and_fails_small_angle_plateaus():
+    """The shared convergence rule of the path checks (theorem1, theorem5/6, theorem8): a gap
+    falling like R^-2 passes; a path settled 1e-4 away (inside any loose tolerance) fails; so do
+    a rising tail and a gap above the tolerance; a gap at float resolution passes."""
+    from attnsvm.dynamics.trends import approaches
+
+    R = [4.0, 8.0, 16.0]
+    assert approaches(R, [0.04 / r ** 2 for r in R], 1e-3)
+    assert not approaches(R, [1e-4, 1e-4, 1e-4], 1e-2)
+    assert not approaches(R, [1e-5, 2e-5, 4e-5], 1e-3)
+    assert not approaches(R, [0.4 / r for r in R], 1e-3)          # falling, but still above the tolerance
+    assert approaches(R, [1e-9, 1e-11, 0.0], 1e-3)

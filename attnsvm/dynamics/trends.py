@@ -16,3 +16,20 @@ def loglog_slope(x: Sequence[float], y: Sequence[float], floor: float = 0.0, min
     if keep.sum() < max(2, min_points):
         return None
     return float(np.polyfit(np.log(x[keep]), np.log(y[keep]), 1)[0])
+
+
+FLOOR = 1e-12       # a gap at float resolution: nothing left to fall
+
+
+def approaches(x: Sequence[float], gaps: Sequence[float], tol: float, slope: float = -1.0) -> bool:
+    """The tail `gaps` (e.g. 1 - corr(p(R), target) at radii x) shows convergence to 0: the last
+    gap is <= tol, no gap rises (relative slack 1e-6, absolute FLOOR), and the gaps still fall
+    like a power of x (log-log slope <= `slope`) unless the last is at float resolution. A path
+    that settled on a direction a small fixed angle away plateaus and fails this however small
+    the angle, which a tolerance alone would pass."""
+    gaps = [float(g) for g in gaps]
+    monotone = all(b <= a * (1 + 1e-6) + FLOOR for a, b in zip(gaps, gaps[1:]))
+    if gaps[-1] <= FLOOR:
+        return monotone
+    s = loglog_slope(x, gaps)
+    return gaps[-1] <= tol and monotone and s is not None and s <= slope
