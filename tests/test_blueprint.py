@@ -9,7 +9,6 @@ import base64
 import json
 import re
 import subprocess
-import sys
 from dataclasses import replace
 from html import unescape
 from html.parser import HTMLParser
@@ -17,11 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from cli_run import run
 from attnsvm.claims import registry, runner
 from attnsvm.claims.budget import Budget
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.verdicts import Report, Verdict
-from attnsvm.interfaces import blueprint, cli
+from attnsvm.interfaces import blueprint
 from attnsvm.interfaces.blueprint import collect as C
 
 TINY = Budget("tiny", evaluations=6, seconds=0.0, min_instances=6, horizon=1.0, limit=60.0)
@@ -200,14 +200,6 @@ def test_page_renders_in_chromium(site):
 
     pixels = imread(shot)[..., :3]
     assert (pixels.min(axis=2) < 0.9).mean() > 0.02          # ink on more than 2% of the first screen
-
-
-def run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["attnsvm", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        cli.main()
-    cap = capsys.readouterr()
-    return e.value.code, cap.out, cap.err
 
 
 def test_cli_from_a_check_json_and_its_errors(monkeypatch, capsys, reports, tmp_path):

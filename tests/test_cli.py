@@ -1,22 +1,13 @@
 """The CLI as a user runs it: exit codes, one-line errors, JSON outputs, witnesses."""
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from attnsvm.interfaces import cli
+from cli_run import run
 
 TIGHT = {"name": "tightness", "X": [[[1, 0], [0, 0]], [[0, 0], [2, 1]]], "Y": [1, 1], "v": [1, -3]}
-
-
-def run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["attnsvm", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        cli.main()
-    cap = capsys.readouterr()
-    return e.value.code, cap.out, cap.err
 
 
 @pytest.fixture

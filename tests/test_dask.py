@@ -5,12 +5,12 @@ local run; `--executor dask` starts a local cluster and closes it after."""
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 
+from cli_run import run
 from attnsvm.errors import UserError
-from attnsvm.interfaces import cli, executors
+from attnsvm.interfaces import executors
 
 FIG9 = ["reproduce", "fig9", "--n", "2", "--T", "3", "--d", "2,3", "--trials", "6", "--steps", "200", "--shard-size", "3",
         "--seed", "5"]
@@ -23,14 +23,6 @@ tokens = Claim("tokens", "T >= 2", (), lambda i, b: Outcome(i.dataset.T >= 2), s
 wide = Claim("wide", "d >= 2", (), lambda i, b: Outcome(i.dataset.d >= 2), space)
 few = Claim("few", "n <= 1", (), lambda i, b: Outcome(i.dataset.n <= 1), space, expected=("REFUTED",))
 '''
-
-
-def run(monkeypatch, capsys, *args):
-    monkeypatch.setattr(sys, "argv", ["attnsvm", *map(str, args)])
-    with pytest.raises(SystemExit) as e:
-        cli.main()
-    cap = capsys.readouterr()
-    return e.value.code, cap.out, cap.err
 
 
 @pytest.fixture(scope="module")
