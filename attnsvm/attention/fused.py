@@ -1,9 +1,11 @@
 """The fused CPU kernel of the light gradient (csrc/fused_grad.c): the arithmetic of
 `gradients.linear_head_grad(stats=False)` -- the step every update rule that reads only the
-direction and norm takes between recorded steps -- as two C passes over instance-minor arrays
-around the loss derivative (in the kernel for the library losses, in torch for any other),
-instead of some 45 torch kernels. It is what brings a batched normalized-GD step near the cost
-of its own two mat-vecs (benchmarks/bench_fig9.py).
+direction and norm takes between recorded steps -- as two C passes around the loss derivative
+(in the kernel for the library losses, in torch for any other), instead of some 45 torch
+kernels, on arrays blocked by chunks of CHUNK instances; and normalized GD's whole loop
+(`FusedGrad.normalized_gd`), which takes every step of one chunk while its keys are in cache.
+It is what brings a batched normalized-GD step near the cost of its own two mat-vecs
+(benchmarks/bench_fig9.py).
 
 The kernel works on numpy arrays and this module imports neither torch nor the eager path
 unless asked to: `FusedGrad.of` serves `dynamics.Problem` (torch tensors in, a `Grad` out),
@@ -44,7 +46,7 @@ import numpy as np
 
 HERE = Path(__file__).parent
 SOURCE = HERE / "csrc" / "fused_grad.c"
-BASE_FLAGS = ("-O3", "-fno-trapping-math", "-fPIC", "-shared")   # (no trapping: selects vectorize; same values)
+BASE_FLAGS = ("-O3", "-fno-trapping-math", "-fno-math-errno", "-fopenmp-simd", "-fPIC", "-shared")   # (value-neutral: let the lane loops vectorize)
 EAGER_SOURCES = (HERE / "gradients.py", HERE / "losses.py", Path(__file__))   # what a self-check pass vouches against
 ROUNDING = 1e-12                                    # gradients.ROUNDING (pinned in tests/test_fused_kernel.py)
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)     # dynamics.UNDERFLOW: a gradient below float64's range
@@ -107,12 +109,13 @@ def _build(cc: list[str], flags: tuple[str, ...]) -> tuple[ctypes.CDLL, Path]:
 def _load(path: Path) -> ctypes.CDLL:
     lib = ctypes.CDLL(str(path))
     V, L = ctypes.c_void_p, ctypes.c_long
-    lib.attnsvm_margins.argtypes = [V] * 3 + [L] * 4 + [V] * 11
-    lib.attnsvm_margins.restype = None
-    lib.attnsvm_direction.argtypes = [V] * 11 + [L] * 4 + [V] * 5
-    lib.attnsvm_direction.restype = None
-    lib.attnsvm_loss_deriv.argtypes = [L, V, V, L]
-    lib.attnsvm_loss_deriv.restype = None
+    D = ctypes.c_double
+    lib.attnsvm_margins.argtypes = [V] * 3 + [L] * 4 + [V, V, L]
+    lib.attnsvm_direction.argtypes = [V] * 3 + [L] * 4 + [V, V, L]
+    lib.attnsvm_loss_deriv.argtypes = [L, L, L, V, V, L]
+    lib.attnsvm_normalized_gd.argtypes = [V, V, V, L, V, L, L, L, L, L, D, D, D, V, V, L, V]
+    for f in (lib.attnsvm_margins, lib.attnsvm_direction, lib.attnsvm_loss_deriv, lib.attnsvm_normalized_gd):
+        f.restype = None
     return lib
 
 
@@ -190,14 +193,14 @@ def reset() -> None:
 
 
 LOSS_CODES = {"logistic": 1, "exponential": 2, "correlation": 3}   # derivatives in the kernel
-ARRAYS = ("pT", "u", "ref", "z2", "S", "rest", "t1", "excess", "margin", "g_ref", "top", "lp", "work", "dirT",
+ARRAYS = ("pT", "u", "ref", "z2", "S", "rest", "t1", "excess", "margin", "g_ref", "lp", "work", "dirT",
           "direction", "log_norm")
+CHUNK = 8                                           # the kernel's CH: instances per chunk
 
 
-def _sizes(B: int, n: int, T: int, d: int) -> tuple[int, ...]:
-    """The size in doubles of each of ARRAYS in a call's workspace (see the C source)."""
-    nB = n * B
-    return (d * B, T * nB, nB, nB, nB, nB, nB, nB, nB, nB, B, nB, 2 * nB + B, d * B, B * d, B)
+def _rows(n: int, T: int, d: int) -> tuple[int, ...]:
+    """The rows (of CHUNK doubles) of each of ARRAYS in a chunk's workspace (see the C source)."""
+    return (d, T * n, n, n, n, n, n, n, n, n, n, 2 * n, d, d, 1)
 
 
 def rounding_bound(K: np.ndarray) -> np.ndarray:
@@ -222,16 +225,19 @@ class FusedGrad:
     """The light gradient of a problem (keys K (B,n,T,d), scores gamma (B,n,T)) on the fused
     kernel. `arrays(p)` gives (direction (B,d), log_norm (B,), selected (B,n)) as numpy arrays;
     calling it with a torch p (B,d) gives the `Grad` (without statistics) of
-    `linear_head_grad(K, gamma, p, loss, stats=False)`."""
+    `linear_head_grad(K, gamma, p, loss, stats=False)`. The kernel's arrays are blocked by
+    chunks of CHUNK instances (the C source), the batch padded with zero instances to a whole
+    number of chunks (their results are dropped)."""
 
     lib: ctypes.CDLL
-    Kt: np.ndarray            # (d, T, n, B)
-    G: np.ndarray             # (T, n, B)
-    bound: np.ndarray         # (B,)
+    shape: tuple              # (B, n, T, d)
+    Kt: np.ndarray            # (chunks, T, n, d, CHUNK)
+    G: np.ndarray             # (chunks, T, n, CHUNK)
+    bound: np.ndarray         # (chunks * CHUNK,)
     loss: Any                 # a losses.Loss, or a library loss's name
     loss_code: int            # LOSS_CODES, 0: the derivative is taken in torch
-    offsets: dict             # offset in doubles of each of ARRAYS in the workspace
-    size: int                 # the workspace's size in doubles
+    offsets: np.ndarray       # offset in doubles of each of ARRAYS in a chunk's workspace (C longs)
+    size: int                 # a chunk's workspace in doubles
 
     @classmethod
     def of(cls, K, gamma, loss) -> FusedGrad | None:
@@ -264,8 +270,9 @@ class FusedGrad:
     def build(cls, lib: ctypes.CDLL, K, gamma, loss) -> FusedGrad:
         """K, gamma numpy arrays (loss: a library loss name) or torch tensors (loss: a `Loss`)."""
         B, n, T, d = K.shape
-        sizes = _sizes(B, n, T, d)
-        starts = [sum(sizes[:k]) for k in range(len(sizes) + 1)]
+        chunks = -(-B // CHUNK)
+        rows = _rows(n, T, d)
+        offsets = np.cumsum((0,) + rows[:-1], dtype=np.int64) * CHUNK
         if isinstance(K, np.ndarray):
             code, bound = LOSS_CODES[loss], rounding_bound(K)
         else:
@@ -273,58 +280,79 @@ class FusedGrad:
             from attnsvm.attention.gradients import rounding_bound as torch_bound
 
             code = LOSS_CODES.get(loss.name, 0) if loss is getattr(losses, loss.name, None) else 0
-            bound = torch_bound(K).contiguous().numpy()
+            bound = torch_bound(K).numpy()
             K, gamma = K.detach().numpy(), gamma.detach().numpy()
-        return cls(lib, np.ascontiguousarray(K.transpose(3, 2, 1, 0)), np.ascontiguousarray(gamma.transpose(2, 1, 0)),
-                   np.ascontiguousarray(bound), loss, code, dict(zip(ARRAYS, starts)), starts[-1])
+        Kt, G, bounds = cls._blocked(K, chunks, (2, 1, 3)), cls._blocked(gamma, chunks, (2, 1)), np.zeros(chunks * CHUNK)
+        bounds[:B] = bound
+        return cls(lib, (B, n, T, d), Kt, G, bounds, loss, code, np.ascontiguousarray(offsets, dtype=ctypes.c_long),
+                   sum(rows) * CHUNK)
+
+    @staticmethod
+    def _blocked(x: np.ndarray, chunks: int, axes: tuple[int, ...]) -> np.ndarray:
+        """x (B, ...) zero-padded to whole chunks, as (chunks, x's axes `axes`, CHUNK): keys
+        (B,n,T,d) with axes (2, 1, 3) become (chunks, T, n, d, CHUNK), scores (B,n,T) with
+        (2, 1) (chunks, T, n, CHUNK)."""
+        out = np.zeros((chunks * CHUNK, *x.shape[1:]))
+        out[:len(x)] = x
+        return np.ascontiguousarray(out.reshape(chunks, CHUNK, *x.shape[1:]).transpose(0, *(a + 1 for a in axes), 1))
+
+    @property
+    def chunks(self) -> int:
+        return self.Kt.shape[0]
 
     def workspace(self) -> np.ndarray:
-        """A buffer for `arrays` (the results of a call are views into it)."""
-        return np.empty(self.size)
+        """A buffer for `arrays` (chunks, W): each chunk's scratch arrays, one block per chunk."""
+        return np.empty((self.chunks, self.size))
 
-    def view(self, ws: np.ndarray, name: str, count: int) -> np.ndarray:
-        return ws[self.offsets[name]:self.offsets[name] + count]
+    def view(self, ws: np.ndarray, name: str) -> np.ndarray:
+        """The array `name` of every chunk, (chunks, rows, CHUNK)."""
+        k = ARRAYS.index(name)
+        start = int(self.offsets[k])
+        rows = _rows(*self.shape[1:])[k]
+        return ws[:, start:start + rows * CHUNK].reshape(self.chunks, rows, CHUNK)
+
+    def _per_instance(self, ws: np.ndarray, name: str) -> np.ndarray:
+        """A per-input array (n rows) of the workspace as (B, n)."""
+        return self.view(ws, name).transpose(0, 2, 1).reshape(-1, self.shape[1])[:self.shape[0]]
+
+    def _padded(self, p) -> np.ndarray:
+        """p ((d,) or (B,d)) as a fresh (chunks * CHUNK, d) float64 array, zero on the padding."""
+        B, d = self.shape[0], self.shape[-1]
+        out = np.zeros((self.chunks * CHUNK, d))
+        out[:B] = np.asarray(p, dtype=np.float64)
+        return out
+
+    def _results(self, ws: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(direction (B,d), log_norm (B,), selected (B,n) int64) of the last pass on ws."""
+        B, d = self.shape[0], self.shape[-1]
+        direction = self.view(ws, "direction").reshape(-1, d)[:B]
+        log_norm = self.view(ws, "log_norm").reshape(-1)[:B]
+        return direction, log_norm, self._per_instance(ws, "ref").astype(np.int64)
 
     def arrays(self, p: np.ndarray, ws: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(direction (B,d), log_norm (B,), selected (B,n) int64) at p (B,d); direction and
-        log_norm are views into `ws` (a fresh workspace unless given)."""
-        d, T, n, B = self.Kt.shape
-        p = np.ascontiguousarray(p, dtype=np.float64)
+        """(direction (B,d), log_norm (B,), selected (B,n) int64) at p (B,d), the pass's scratch
+        left in `ws` (a fresh workspace unless given) for `log_unsat`."""
+        B, n, T, d = self.shape
         ws = self.workspace() if ws is None else ws
-        selected = np.empty((B, n), dtype=np.int64)
-        self._calls(p, ws, selected)()
-        return self.view(ws, "direction", B * d).reshape(B, d), self.view(ws, "log_norm", B), selected
+        args = (ws.ctypes.data, self.offsets.ctypes.data, self.size)
+        Kt, G, lib = self.Kt.ctypes.data, self.G.ctypes.data, self.lib
+        lib.attnsvm_margins(Kt, G, self._padded(p).ctypes.data, self.chunks, n, T, d, *args)
+        if self.loss_code:
+            lib.attnsvm_loss_deriv(self.loss_code, self.chunks, n, *args)
+        else:
+            import torch
 
-    def _calls(self, p: np.ndarray, ws: np.ndarray, selected: np.ndarray):
-        """The kernel's calls on these buffers, their arguments bound once: a function that
-        fills ws and `selected` from the current contents of p."""
-        d, T, n, B = self.Kt.shape
-        at = {name: ws.ctypes.data + 8 * off for name, off in self.offsets.items()}
-        Kt, G = self.Kt.ctypes.data, self.G.ctypes.data
-        margins = (Kt, G, p.ctypes.data, B, n, T, d, *(at[k] for k in ARRAYS[:11]))
-        direction = (Kt, G, *(at[k] for k in ("u", "ref", "z2", "S", "t1", "excess", "g_ref", "lp")),
-                     self.bound.ctypes.data, B, n, T, d, at["work"], at["dirT"], at["direction"], at["log_norm"],
-                     selected.ctypes.data)
-        lib, code = self.lib, self.loss_code
-
-        def call():
-            lib.attnsvm_margins(*margins)
-            if code:
-                lib.attnsvm_loss_deriv(code, at["margin"], at["lp"], n * B)
-            else:
-                import torch
-
-                lp = torch.from_numpy(self.view(ws, "lp", n * B))
-                lp.copy_(self.loss.deriv(torch.from_numpy(self.view(ws, "margin", n * B))))
-            lib.attnsvm_direction(*direction)
-        return call
+            lp = torch.from_numpy(self.view(ws, "lp"))
+            lp.copy_(self.loss.deriv(torch.from_numpy(self.view(ws, "margin").copy())))
+        lib.attnsvm_direction(Kt, G, self.bound.ctypes.data, self.chunks, n, T, d, *args)
+        return self._results(ws)
 
     def log_unsat(self, ws: np.ndarray) -> np.ndarray:
-        """log(1 - s_{i,ref}) (B,n) of the last `arrays` call on `ws`: z2 - log S + log rest, the
-        saturation `linear_head_grad` reports (log_unsat), from the same pass."""
-        d, T, n, B = self.Kt.shape
-        z2, S, rest = (self.view(ws, k, n * B).reshape(n, B) for k in ("z2", "S", "rest"))
-        return (z2 - np.log(S) + np.log(rest)).T.copy()
+        """log(1 - s_{i,ref}) (B,n) of the last `arrays` or `normalized_gd` pass on `ws`:
+        z2 - log S + log rest, the saturation `linear_head_grad` reports (log_unsat), from the
+        same pass."""
+        z2, S, rest = (self._per_instance(ws, k) for k in ("z2", "S", "rest"))
+        return z2 - np.log(S) + np.log(rest)
 
     def __call__(self, p) -> Any:
         """The `Grad` (torch, without statistics) at a torch p (B,d)."""
@@ -333,7 +361,8 @@ class FusedGrad:
         from attnsvm.attention.gradients import Grad
 
         direction, log_norm, selected = self.arrays(p.detach().to(torch.float64).contiguous().numpy())
-        return Grad(None, torch.from_numpy(direction), torch.from_numpy(log_norm), torch.from_numpy(selected), None)
+        return Grad(None, torch.from_numpy(direction.copy()), torch.from_numpy(log_norm.copy()),
+                    torch.from_numpy(selected), None)
 
     def normalized_gd(self, p0: np.ndarray, steps: int, lr: float, eps: float = 0.0) -> Run:
         """`steps` steps of p <- p - lr g / (||g|| + eps) from p0 ((d,) or (B,d)), g the gradient
@@ -341,28 +370,20 @@ class FusedGrad:
         update, same status rule as `dynamics.run`); the authors' code uses eps = float64's
         machine epsilon, which shrinks the step once ||g|| nears eps (the factor
         ||g|| / (||g|| + eps) is taken from log_norm, so it is exact where ||g|| underflows)."""
-        d, T, n, B = self.Kt.shape
-        p = np.array(np.broadcast_to(np.asarray(p0, dtype=np.float64), (B, d)))
-        ws, selected, delta = self.workspace(), np.empty((B, n), dtype=np.int64), np.empty((B, d))
-        step = self._calls(p, ws, selected)
-        direction, log_norm = self.view(ws, "direction", B * d).reshape(B, d), self.view(ws, "log_norm", B)
-        log_eps = math.log(eps) if eps > 0 else None
-        stopped = stalled = np.zeros(B, dtype=bool)
-        for k in range(steps):
-            step()
-            if log_eps is None:
-                np.multiply(direction, -lr, out=delta)
-            else:
-                np.multiply(direction, (-lr * np.exp(-np.logaddexp(0.0, log_eps - log_norm)))[:, None], out=delta)
-            if k == steps - 1:      # status from the last step, as `dynamics.run`
-                stopped = (p + delta == p).all(-1)
-                stalled = stopped & (log_norm < UNDERFLOW)
-            p += delta              # (in place: p's buffer is bound to the kernel's calls)
-        step()
+        if not self.loss_code:
+            raise ValueError(f"normalized_gd runs the library losses {sorted(LOSS_CODES)}, not {self.loss!r}")
+        B, n, T, d = self.shape
+        p = self._padded(np.broadcast_to(np.asarray(p0, dtype=np.float64), (B, d)))
+        ws, flags = self.workspace(), np.zeros((self.chunks * CHUNK, 2))
+        self.lib.attnsvm_normalized_gd(self.Kt.ctypes.data, self.G.ctypes.data, self.bound.ctypes.data, self.loss_code,
+                                       p.ctypes.data, self.chunks, n, T, d, steps, lr,
+                                       math.log(eps) if eps > 0 else -math.inf, UNDERFLOW,
+                                       ws.ctypes.data, self.offsets.ctypes.data, self.size, flags.ctypes.data)
+        p, flags = p[:B], flags[:B].astype(bool)
         finite = np.isfinite(p).all(-1)
         status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
-                  for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
-        return Run(p, selected, self.log_unsat(ws), status)
+                  for f, st, s in zip(finite.tolist(), flags[:, 0].tolist(), flags[:, 1].tolist())]
+        return Run(p, self._results(ws)[2], self.log_unsat(ws), status)
 
 
 CHECK_TOL = 1e-9

@@ -96,11 +96,12 @@ def _light_grad(problem: Problem, rule: UpdateRule):
 
 def _fused_normalized_gd(problem: Problem, rule: UpdateRule, param: Parameterisation):
     """The fused kernel's own loop for the unrecorded steps of normalized GD with one step size
-    on p itself (`FusedGrad.normalized_gd`: the same update and status rule as this loop, without
-    a Python round trip through torch per step), or None where it does not apply."""
+    on p itself under a library loss (`FusedGrad.normalized_gd`: the same update and status rule
+    as this loop, without a Python round trip through torch per step), or None where it does not
+    apply."""
     if type(rule) is not NormalizedGD or not isinstance(rule.eta, (int, float)) or \
             not isinstance(param, Identity) or not isinstance(problem, Problem) or type(problem).grad is not Problem.grad \
-            or problem.K.device.type != "cpu" or problem.fused is None:
+            or problem.K.device.type != "cpu" or problem.fused is None or not problem.fused.loss_code:
         return None
     return partial(problem.fused.normalized_gd, lr=float(rule.eta))
 

@@ -2,13 +2,21 @@
    attnsvm.gradients.linear_head_grad(stats=False) in two passes over the keys, around the loss
    derivative. Built, loaded and checked against the eager path by attnsvm.fused.
 
-   Instance-minor layout, so that every loop runs over the B instances of the batch (vectorized,
-   no branches): keys Kt (d, T, n, B), scores G (T, n, B), pT (d, B); (n, B) arrays per input;
-   float64, C-contiguous; IEEE semantics (no fast-math). On x86-64 glibc the exp and log loops
-   use glibc's vector math (libmvec, see vexp). Exponents below FLUSH are flushed to 0, which
-   keeps the vector exp on its fast path and the arithmetic out of subnormals; the eager path
-   flushes below -745 (float64 underflow), so the two differ only by terms under e^-700 of the
-   largest (of the runner-up token's within an input, of the heaviest input's across inputs). */
+   Blocked layout: the batch is taken CH instances at a time (a chunk: one AVX-512 vector, two
+   AVX2 ones), and every array holds its chunks one after another, the chunk's instances
+   innermost: keys Kt (chunks, T, n, d, CH), scores G (chunks, T, n, CH), bound (chunks, CH),
+   p and direction (chunks, CH, d). A chunk's scratch arrays are one contiguous block of the
+   workspace, `W` doubles per chunk, at the offsets `off` (in the order of attnsvm.fused.ARRAYS):
+   pT (d, CH), u (T, n, CH), per input (n, CH): ref, z2, S, rest, t1, excess, margin, g_ref, lp;
+   work (2 n, CH), dirT (d, CH), direction (CH, d), log_norm (CH). Every loop runs over a
+   chunk's lanes (vectorized whole, no branches), and the normalized-GD loop
+   (attnsvm_normalized_gd) takes all its steps on one chunk before the next, so the chunk's keys
+   stay in the nearest cache. float64; IEEE semantics (no fast-math). On x86-64 glibc the exp
+   and log loops use glibc's vector math (libmvec, see vexp). Exponents below FLUSH are flushed
+   to 0, which keeps the vector exp on its fast path and the arithmetic out of subnormals; the
+   eager path flushes below -745 (float64 underflow), so the two differ only by terms under
+   e^-700 of the largest (of the runner-up token's within an input, of the heaviest input's
+   across inputs). */
 
 #include <math.h>
 #include <stdint.h>
@@ -26,6 +34,11 @@ __attribute__((simd("notinbranch"), const, nothrow)) double vlog(double) __asm__
 #endif
 
 #define FLUSH (-700.0)
+#define CH 8                                            /* instances per chunk (attnsvm.fused.CHUNK) */
+/* A loop over a chunk's lanes, vectorized whole (built with -fopenmp-simd; else a plain loop). */
+#define LANES _Pragma("omp simd") for (long c = 0; c < CH; c++)
+
+enum { PT, U, REF, Z2, S, REST, T1, EXCESS, MARGIN, GREF, LP, WORK, DIRT, DIRECTION, LOGNORM };
 
 /* exp(x), flushed to 0 below FLUSH; exp itself never sees an argument below FLUSH. */
 static inline double flushed_exp(double x)
@@ -34,145 +47,228 @@ static inline double flushed_exp(double x)
     return vexp(x > FLUSH ? x : FLUSH) * keep;
 }
 
-/* Pass 1. Per input i of every instance b: logits a_t = <k_t, p>, the max-logit token ref
-   (first on ties), the runner-up logit ru; u_t = exp(a_t - ru) (0 at ref) into u (T, n, B);
+/* Pass 1 on one chunk (keys K, scores G, scratch w). Per input i: logits a_t = <k_t, p>, the
+   max-logit token ref (first on ties), the runner-up logit ru; u_t = exp(a_t - ru) (0 at ref);
    z2 = ru - a_ref <= 0; rest = sum_t u_t (in [1, T-1]); S = 1 + e^z2 rest = 1 / s_ref (so the
-   saturation log(1 - s_ref) = z2 - log S + log rest, attnsvm.fused); t1 = sum_t u_t (gamma_t - gamma_ref) / S;
-   excess = f - gamma_ref = e^z2 t1 and the margin f = gamma_ref + excess = <s, gamma> without
-   cancellation (pass 2 needs excess itself: f - gamma_ref would round it away); g_ref = gamma_ref.
-   p is (B, d), transposed into pT (d, B); ref holds token indices as doubles (compared with
-   doubles in vector loops); `top` is B doubles of scratch. */
-void attnsvm_margins(const double *restrict Kt, const double *restrict G, const double *restrict p,
-                     long B, long n, long T, long d, double *restrict pT,
-                     double *restrict u, double *restrict ref, double *restrict z2, double *restrict S,
-                     double *restrict rest, double *restrict t1, double *restrict excess, double *restrict margin,
-                     double *restrict g_ref, double *restrict top)
+   saturation log(1 - s_ref) = z2 - log S + log rest, attnsvm.fused); t1 = sum_t u_t (gamma_t -
+   gamma_ref) / S; excess = f - gamma_ref = e^z2 t1 and the margin f = gamma_ref + excess =
+   <s, gamma> without cancellation (pass 2 needs excess itself: f - gamma_ref would round it
+   away); g_ref = gamma_ref. ref holds token indices as doubles (compared with doubles in vector
+   loops). p (CH, d) is first transposed into pT. */
+static void margins_chunk(const double *restrict K, const double *restrict G, const double *restrict p,
+                          long n, long T, long d, double *restrict w, const long *restrict off)
 {
-    for (long b = 0; b < B; b++)
-        for (long j = 0; j < d; j++) pT[j * B + b] = p[b * d + j];
+    double *restrict pT = w + off[PT], *restrict u = w + off[U];
+    for (long c = 0; c < CH; c++)
+        for (long j = 0; j < d; j++) pT[j * CH + c] = p[c * d + j];
     for (long i = 0; i < n; i++) {
-        double *r = ref + i * B, *ru = z2 + i * B, *gr = g_ref + i * B;
+        double top[CH], ru[CH], r[CH], gr[CH], rs[CH], tt[CH];
         for (long t = 0; t < T; t++) {                    /* logits, with the top two on the fly */
-            double *a = u + (t * n + i) * B;
-            const double *K = Kt + (t * n + i) * B, *g = G + (t * n + i) * B;
-            for (long b = 0; b < B; b++) a[b] = K[b] * pT[b];
-            for (long j = 1; j < d; j++) {
-                const double *Kj = K + j * T * n * B, *pj = pT + j * B;
-                for (long b = 0; b < B; b++) a[b] += Kj[b] * pj[b];
-            }
+            const double *k = K + (t * n + i) * d * CH, *g = G + (t * n + i) * CH;
+            double a[CH];
+            LANES a[c] = k[c] * pT[c];
+            for (long j = 1; j < d; j++)
+                LANES a[c] += k[j * CH + c] * pT[j * CH + c];
+            double *au = u + (t * n + i) * CH;
+            LANES au[c] = a[c];
             if (t == 0) {
-                for (long b = 0; b < B; b++) { top[b] = a[b]; ru[b] = -INFINITY; r[b] = 0.0; gr[b] = g[b]; }
+                LANES { top[c] = a[c]; ru[c] = -INFINITY; r[c] = 0.0; gr[c] = g[c]; }
                 continue;
             }
             const double tf = (double)t;
-            for (long b = 0; b < B; b++) {                /* selects on loaded values: vectorizes */
-                const double ab = a[b], tb = top[b], rb = ru[b];
-                const int hit = ab > tb;                  /* strict: the first max-logit token on ties */
-                ru[b] = hit ? tb : (ab > rb ? ab : rb);
-                top[b] = hit ? ab : tb;
-                r[b] = hit ? tf : r[b];
-                gr[b] = hit ? g[b] : gr[b];
+            LANES {                                       /* selects: vectorizes */
+                const int hit = a[c] > top[c];            /* strict: the first max-logit token on ties */
+                ru[c] = hit ? top[c] : (a[c] > ru[c] ? a[c] : ru[c]);
+                top[c] = hit ? a[c] : top[c];
+                r[c] = hit ? tf : r[c];
+                gr[c] = hit ? g[c] : gr[c];
             }
         }
-        double *s = S + i * B, *rs = rest + i * B, *tt = t1 + i * B, *ex = excess + i * B, *f = margin + i * B;
-        for (long b = 0; b < B; b++) { rs[b] = 0.0; tt[b] = 0.0; }
+        LANES { rs[c] = 0.0; tt[c] = 0.0; }
         for (long t = 0; t < T; t++) {
-            double *a = u + (t * n + i) * B;
-            const double *g = G + (t * n + i) * B;
+            double *a = u + (t * n + i) * CH;
+            const double *g = G + (t * n + i) * CH;
             const double tf = (double)t;
-            for (long b = 0; b < B; b++)                  /* (three loops: each one vectorizes) */
-                a[b] = r[b] == tf ? 2 * FLUSH : a[b] - ru[b];
-            for (long b = 0; b < B; b++)
-                a[b] = flushed_exp(a[b]);
-            for (long b = 0; b < B; b++) {
-                rs[b] += a[b];                            /* rest = sum_t u_t */
-                tt[b] += (g[b] - gr[b]) * a[b];           /* sum_t u_t (gamma_t - gamma_ref) */
+            LANES {
+                a[c] = flushed_exp(r[c] == tf ? 2 * FLUSH : a[c] - ru[c]);
+                rs[c] += a[c];                            /* rest = sum_t u_t */
+                tt[c] += (g[c] - gr[c]) * a[c];           /* sum_t u_t (gamma_t - gamma_ref) */
             }
         }
-        for (long b = 0; b < B; b++) {
-            ru[b] -= top[b];                              /* z2 = ru - a_ref, in place */
-            const double e2 = flushed_exp(ru[b]);
-            s[b] = 1.0 + e2 * rs[b];
-            tt[b] /= s[b];
-            ex[b] = e2 * tt[b];
-            f[b] = gr[b] + ex[b];
+        double *z2 = w + off[Z2] + i * CH, *s = w + off[S] + i * CH, *rest = w + off[REST] + i * CH,
+               *t1 = w + off[T1] + i * CH, *ex = w + off[EXCESS] + i * CH, *f = w + off[MARGIN] + i * CH,
+               *ref = w + off[REF] + i * CH, *g_ref = w + off[GREF] + i * CH;
+        LANES {
+            const double z = ru[c] - top[c];
+            const double e2 = flushed_exp(z);
+            s[c] = 1.0 + e2 * rs[c];
+            t1[c] = tt[c] / s[c];
+            ex[c] = e2 * t1[c];
+            f[c] = gr[c] + ex[c];
+            z2[c] = z;
+            rest[c] = rs[c];
+            ref[c] = r[c];
+            g_ref[c] = gr[c];
         }
     }
 }
 
-/* The derivative lp = loss'(margin) of a library loss (attnsvm.losses): 1 logistic
+/* The derivative lp = loss'(margin) of a library loss (attnsvm.losses), on one chunk: 1 logistic
    -1 / (1 + e^f), 2 exponential -e^-f, 3 correlation -1. Other losses are taken in torch. */
-void attnsvm_loss_deriv(long loss, const double *restrict margin, double *restrict lp, long count)
+static void loss_deriv_chunk(long loss, long n, double *restrict w, const long *restrict off)
 {
-    for (long k = 0; k < count; k++)
-        lp[k] = loss == 1 ? -1.0 / (1.0 + vexp(margin[k])) : loss == 2 ? -vexp(-margin[k]) : -1.0;
+    const double *restrict f = w + off[MARGIN];
+    double *restrict lp = w + off[LP];
+    for (long i = 0; i < n; i++)
+        LANES lp[i * CH + c] = loss == 1 ? -1.0 / (1.0 + vexp(f[i * CH + c]))
+                             : loss == 2 ? -vexp(-f[i * CH + c]) : -1.0;
 }
 
-/* Pass 2, given lp = loss'(margin): uc_t = u_t (gamma_t - gamma_ref) - u_t excess
+/* Pass 2 on one chunk, given lp = loss'(margin): uc_t = u_t (gamma_t - gamma_ref) - u_t excess
    = u_t (gamma_t - f), overwriting u; log_F_i = log(|lp_i| / S_i) + z2_i = log |lp_i| s_{i,ru};
    M_b = max_i log(sum_t |uc_t|) + log_F_i (-inf when every term is 0); weights w_t = fac_i uc_t,
    w_ref = -fac_i t1_i, fac_i = sign(lp_i) e^min(log_F_i - M_b, 700) (0 for an input whose terms
-   are all 0; the cap is gradients.MAX_EXP); scaled = sum_it w_it k_it (into dirT, (d, B)); direction (B, d) = scaled / ||scaled|| where
-   ||scaled|| > bound_b (else 0); log_norm = log max(||scaled||, bound_b) + M_b - log n; selected
-   (B, n) = ref as integers. `work` holds 2 n B + B doubles. */
-void attnsvm_direction(const double *restrict Kt, const double *restrict G, double *restrict u,
-                       const double *restrict ref, const double *restrict z2, const double *restrict S,
-                       const double *restrict t1, const double *restrict excess, const double *restrict g_ref,
-                       const double *restrict lp, const double *restrict bound, long B, long n, long T, long d,
-                       double *restrict work, double *restrict dirT, double *restrict direction,
-                       double *restrict log_norm, int64_t *restrict selected)
+   are all 0; the cap is gradients.MAX_EXP); scaled = sum_it w_it k_it (into dirT); direction
+   (CH, d) = scaled / ||scaled|| where ||scaled|| > bound_b (else 0); log_norm =
+   log max(||scaled||, bound_b) + M_b - log n. */
+static void direction_chunk(const double *restrict K, const double *restrict G, const double *restrict bound,
+                            long n, long T, long d, double *restrict w, const long *restrict off)
 {
-    double *mass = work, *logF = work + n * B, *M = work + 2 * n * B;
-    for (long b = 0; b < B; b++) M[b] = -INFINITY;
+    double *restrict u = w + off[U], *restrict mass = w + off[WORK], *restrict logF = w + off[WORK] + n * CH,
+           *restrict dirT = w + off[DIRT], *restrict log_norm = w + off[LOGNORM];
+    const double *restrict ref = w + off[REF], *restrict z2 = w + off[Z2], *restrict S_ = w + off[S],
+                 *restrict t1 = w + off[T1], *restrict excess = w + off[EXCESS], *restrict g_ref = w + off[GREF],
+                 *restrict lp = w + off[LP];
+    double M[CH], norm[CH];
+    LANES M[c] = -INFINITY;
     for (long i = 0; i < n; i++) {
-        double *m = mass + i * B, *lf = logF + i * B;
-        const double *ex = excess + i * B, *gr = g_ref + i * B;
-        for (long b = 0; b < B; b++) m[b] = 0.0;
+        double *m = mass + i * CH, *lf = logF + i * CH;
+        const double *ex = excess + i * CH, *gr = g_ref + i * CH;
+        LANES m[c] = 0.0;
         for (long t = 0; t < T; t++) {
-            double *a = u + (t * n + i) * B;
-            const double *g = G + (t * n + i) * B;
-            for (long b = 0; b < B; b++) {
-                const double x = (g[b] - gr[b]) * a[b] - a[b] * ex[b];
-                a[b] = x;
-                m[b] += fabs(x);
+            double *a = u + (t * n + i) * CH;
+            const double *g = G + (t * n + i) * CH;
+            LANES {
+                const double x = (g[c] - gr[c]) * a[c] - a[c] * ex[c];
+                a[c] = x;
+                m[c] += fabs(x);
             }
         }
-        for (long b = 0; b < B; b++) {
-            lf[b] = vlog(fabs(lp[i * B + b]) / S[i * B + b]) + z2[i * B + b];
-            const double lm = vlog(m[b]) + lf[b];
-            M[b] = lm > M[b] ? lm : M[b];
+        LANES {
+            lf[c] = vlog(fabs(lp[i * CH + c]) / S_[i * CH + c]) + z2[i * CH + c];
+            const double lm = vlog(m[c]) + lf[c];
+            M[c] = lm > M[c] ? lm : M[c];
         }
     }
     for (long j = 0; j < d; j++)
-        for (long b = 0; b < B; b++) dirT[j * B + b] = 0.0;
+        LANES dirT[j * CH + c] = 0.0;
     for (long i = 0; i < n; i++) {
-        double *fac = logF + i * B;
-        const double *m = mass + i * B, *l = lp + i * B, *r = ref + i * B, *tt = t1 + i * B;
-        for (long b = 0; b < B; b++) {
-            const double x = fac[b] - (M[b] == -INFINITY ? 0.0 : M[b]);
-            fac[b] = m[b] > 0.0 ? copysign(flushed_exp(x > -FLUSH ? -FLUSH : x), l[b]) : 0.0;
+        double *fac = logF + i * CH;
+        const double *m = mass + i * CH, *l = lp + i * CH, *r = ref + i * CH, *tt = t1 + i * CH;
+        LANES {
+            const double x = fac[c] - (M[c] == -INFINITY ? 0.0 : M[c]);
+            const double keep = m[c] > 0.0 ? 1.0 : 0.0;   /* (a multiply, not a branch: vectorizes) */
+            fac[c] = copysign(flushed_exp(x > -FLUSH ? -FLUSH : x), l[c]) * keep;
         }
         for (long t = 0; t < T; t++) {
-            double *a = u + (t * n + i) * B;
-            for (long b = 0; b < B; b++) a[b] = r[b] == (double)t ? -fac[b] * tt[b] : fac[b] * a[b];
-            for (long j = 0; j < d; j++) {
-                const double *K = Kt + ((j * T + t) * n + i) * B;
-                double *o = dirT + j * B;
-                for (long b = 0; b < B; b++) o[b] += a[b] * K[b];
+            double *a = u + (t * n + i) * CH;
+            LANES a[c] = r[c] == (double)t ? -fac[c] * tt[c] : fac[c] * a[c];
+            const double *k = K + (t * n + i) * d * CH;
+            for (long j = 0; j < d; j++)
+                LANES dirT[j * CH + c] += a[c] * k[j * CH + c];
+        }
+    }
+    const double log_n = log((double)n);
+    LANES norm[c] = 0.0;
+    for (long j = 0; j < d; j++)
+        LANES norm[c] += dirT[j * CH + c] * dirT[j * CH + c];
+    LANES {
+        norm[c] = sqrt(norm[c]);
+        log_norm[c] = vlog(norm[c] > bound[c] ? norm[c] : bound[c]) + M[c] - log_n;
+        norm[c] = norm[c] > bound[c] ? 1.0 / norm[c] : 0.0;
+    }
+    double *direction = w + off[DIRECTION];
+    for (long c = 0; c < CH; c++)
+        for (long j = 0; j < d; j++) direction[c * d + j] = dirT[j * CH + c] * norm[c];
+}
+
+/* The arrays of chunk b: its keys, scores, bounds, p and workspace block. */
+#define CHUNK_ARGS(b) Kt + (b) * d * T * n * CH, G + (b) * T * n * CH
+#define WS(b) (ws + (b) * W)
+
+/* Pass 1 on every chunk (p (chunks, CH, d)); see margins_chunk. */
+void attnsvm_margins(const double *restrict Kt, const double *restrict G, const double *restrict p,
+                     long chunks, long n, long T, long d, double *restrict ws, const long *restrict off, long W)
+{
+    for (long b = 0; b < chunks; b++)
+        margins_chunk(CHUNK_ARGS(b), p + b * CH * d, n, T, d, WS(b), off);
+}
+
+/* The loss derivative on every chunk; see loss_deriv_chunk. */
+void attnsvm_loss_deriv(long loss, long chunks, long n, double *restrict ws, const long *restrict off, long W)
+{
+    for (long b = 0; b < chunks; b++)
+        loss_deriv_chunk(loss, n, WS(b), off);
+}
+
+/* Pass 2 on every chunk; see direction_chunk. */
+void attnsvm_direction(const double *restrict Kt, const double *restrict G, const double *restrict bound,
+                       long chunks, long n, long T, long d, double *restrict ws, const long *restrict off, long W)
+{
+    for (long b = 0; b < chunks; b++)
+        direction_chunk(CHUNK_ARGS(b), bound + b * CH, n, T, d, WS(b), off);
+}
+
+/* An update's value kept apart from the addition that follows it: no fused multiply-add, so
+   p + delta rounds as numpy's and torch's separate product and sum do. */
+static inline double opaque(double x)
+{
+    __asm__ volatile("" : "+m"(x));
+    return x;
+}
+
+/* `steps` steps of normalized GD, p <- p - lr g / (||g|| + eps), on every instance under a
+   library loss (1-3, as loss_deriv_chunk), all steps on one chunk before the next; then one
+   more pass at the final p, so the workspace holds its margins (saturation), max-logit tokens
+   and gradient. eps = 0 when log_eps = -inf: delta = direction * -lr; else delta = direction *
+   (-lr e^-log(1 + e^(log_eps - log_norm))) = -lr g / (||g|| + eps), the factor taken from
+   log_norm (exact where ||g|| underflows). flags (chunks, CH, 2): after the last step,
+   [stationary (p + delta == p in every coordinate), stalled (stationary with log_norm below
+   `underflow`)], as attnsvm.dynamics.run. p (chunks, CH, d) is updated in place. */
+void attnsvm_normalized_gd(const double *restrict Kt, const double *restrict G, const double *restrict bound,
+                           long loss, double *restrict p, long chunks, long n, long T, long d, long steps,
+                           double lr, double log_eps, double underflow, double *restrict ws,
+                           const long *restrict off, long W, double *restrict flags)
+{
+    const int with_eps = log_eps > -INFINITY;
+    for (long b = 0; b < chunks; b++) {
+        double *pc = p + b * CH * d, *w = WS(b);
+        const double *dc = w + off[DIRECTION], *ln = w + off[LOGNORM];
+        for (long k = 0;; k++) {
+            margins_chunk(CHUNK_ARGS(b), pc, n, T, d, w, off);
+            loss_deriv_chunk(loss, n, w, off);
+            direction_chunk(CHUNK_ARGS(b), bound + b * CH, n, T, d, w, off);
+            if (k == steps)
+                break;
+            for (long c = 0; c < CH; c++) {
+                double factor = -lr;
+                if (with_eps) {                           /* numpy's logaddexp(0, x) */
+                    const double x = log_eps - ln[c];
+                    const double softplus = x > 0 ? x + log1p(exp(-x)) : x <= 0 ? log1p(exp(x)) : x;
+                    factor = -lr * exp(-softplus);
+                }
+                int still = 1;
+                for (long j = 0; j < d; j++) {
+                    const double delta = opaque(dc[c * d + j] * factor);
+                    const double next = pc[c * d + j] + delta;
+                    still &= next == pc[c * d + j];
+                    pc[c * d + j] = next;
+                }
+                if (k == steps - 1) {
+                    flags[2 * (b * CH + c)] = still;
+                    flags[2 * (b * CH + c) + 1] = still && ln[c] < underflow;
+                }
             }
         }
     }
-    double *norm = mass;
-    for (long b = 0; b < B; b++) norm[b] = 0.0;
-    for (long j = 0; j < d; j++)
-        for (long b = 0; b < B; b++) norm[b] += dirT[j * B + b] * dirT[j * B + b];
-    for (long b = 0; b < B; b++) {
-        norm[b] = sqrt(norm[b]);
-        log_norm[b] = log(norm[b] > bound[b] ? norm[b] : bound[b]) + M[b] - log((double)n);
-        norm[b] = norm[b] > bound[b] ? 1.0 / norm[b] : 0.0;
-    }
-    for (long b = 0; b < B; b++)
-        for (long j = 0; j < d; j++) direction[b * d + j] = dirT[j * B + b] * norm[b];
-    for (long b = 0; b < B; b++)
-        for (long i = 0; i < n; i++) selected[b * n + i] = (int64_t)ref[i * B + b];
 }
