@@ -15,12 +15,14 @@ without forming them: only the rows a certificate touches are built.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
-import flint
 import numpy as np
 
 from attnsvm.attention.data import to_integers
+
+if TYPE_CHECKING:                   # FLINT is imported where it runs: sweeps that never certify skip it
+    import flint
 
 
 def fractions(N: np.ndarray, den: int) -> np.ndarray:
@@ -31,6 +33,8 @@ def fractions(N: np.ndarray, den: int) -> np.ndarray:
 
 
 def fmpz_rows(rows: Sequence[Sequence[int]]) -> flint.fmpz_mat:
+    import flint
+
     rows = [list(r) for r in rows]
     return flint.fmpz_mat(len(rows), len(rows[0]) if rows else 0, [int(v) for r in rows for v in r])
 
@@ -39,6 +43,8 @@ def solve(G: flint.fmpz_mat, rhs: flint.fmpz_mat) -> tuple[flint.fmpz_mat, flint
     """The exact solution of G y = rhs (G square, rhs a column, both integer) as (numerators, one
     common denominator > 0), or None when G is singular. No Python Fractions: their gcds on
     numbers of 10^5 bits would cost more than the solve."""
+    import flint
+
     k = G.nrows()
     if k == 0:
         return flint.fmpz_mat(0, 1, []), flint.fmpz(1)
