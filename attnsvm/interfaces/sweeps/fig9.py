@@ -348,6 +348,7 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
     matplotlib on the Agg canvas, imported here only."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullLocator
 
     rows = summary["per_d"]
     ds = [r["d"] for r in rows]
@@ -377,6 +378,8 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
         ax2.hist(gaps[gaps > 0], bins=bins, color="tab:blue", label="gap > 0 (LMM)")
         ax2.hist(gaps[gaps <= 0], bins=bins, color="tab:red", label=f"gap <= 0: {np.sum(gaps <= 0)} of {len(gaps)}")
         ax2.set_yscale("log")
+        ax2.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))   # counts as 1, 10, 100: no mathtext
+        ax2.yaxis.set_minor_locator(NullLocator())
         ax2.legend(fontsize=8)
     ax2.set_xlabel("minimum score gap over SVM-neighbours")
     ax2.set_ylabel("saturated runs (log scale)")
