@@ -209,3 +209,50 @@ def test_a_claims_file_that_exits_at_import_is_a_row_not_a_silent_pass(monkeypat
     code, out, err = run(monkeypatch, capsys, "check", f, "--json", tmp_path / "c.json")
     rows = json.loads((tmp_path / "c.json").read_text())["reports"]
     assert code == 1 and rows[0]["part"] == "load" and rows[0]["error"]["type"] == "SystemExit"
+
+
+# ---------------------------------------------------------------- the console script as a process
+
+SCRIPT = "from attnsvm.interfaces.cli.entry import main; main()"
+
+
+def _script(*args, before=""):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-c", before + SCRIPT, *map(str, args)], capture_output=True, text=True)
+
+
+def test_console_script_exit_codes_output_and_atexit_survive_its_fast_exit(tmp_path):
+    """The console script leaves with os._exit once the command is done: the exit codes, every
+    line of output and the atexit handlers (run last, after the output) are those of a normal
+    exit."""
+    from attnsvm.claims import registry
+
+    hook = "import atexit; atexit.register(lambda: print('ATEXIT'));"
+    ok = _script("list", "--json", tmp_path / "list.json", before=hook)
+    assert ok.returncode == 0, ok.stderr
+    assert ok.stdout.rstrip().endswith("ATEXIT")
+    listed = json.loads((tmp_path / "list.json").read_text())["results"]
+    assert {r["id"] for r in listed} == {e.id for e in registry.all_nodes()}
+    assert all(r["id"] in ok.stdout for r in listed)
+    bad = _script("reproduce", "fig9", "--n", "0", "--out", tmp_path / "o")
+    assert bad.returncode == 2 and bad.stderr.splitlines() == ["error: --n must be a finite positive number, got 0"]
+    assert not (tmp_path / "o").exists()
+
+
+def test_console_script_exit_status_is_sys_exit_s():
+    from attnsvm.interfaces.cli.entry import _exit_code
+
+    assert [_exit_code(c) for c in (None, 0, 1, 2, 130)] == [0, 0, 1, 2, 130]
+    assert _exit_code("a message") == 1
+
+
+def test_console_script_into_a_closed_pipe_is_quiet(tmp_path):
+    import shlex
+    import subprocess
+    import sys
+
+    cmd = f"{shlex.quote(sys.executable)} -c {shlex.quote(SCRIPT)} list | head -1"
+    r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
+    assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr

@@ -52,7 +52,7 @@ def table(reports: list[Report]):
 
     t = Table(title="attnsvm verdicts", show_lines=False)
     for col in ("id", "part", "verdict", "expected", "ok", "evidence", "s"):
-        t.add_column(col, overflow="fold")
+        t.add_column(col, overflow="fold", no_wrap=col == "id")     # ids whole: they are typed back
     for r in reports:
         v = str(r.verdict)
         t.add_row(r.claim, r.part, f"[{COLORS.get(v, 'white')}]{v}[/]", "|".join(r.expected) or "-",

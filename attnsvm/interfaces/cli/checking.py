@@ -26,7 +26,7 @@ def list_results(json_file: Optional[Path] = JsonOpt):
     out, _ = consoles()
     t = Table(title="attnsvm results")
     for col in ("id", "result", "hypotheses (* necessity shown)", "expected: derivation / check", "uses"):
-        t.add_column(col, overflow="fold")
+        t.add_column(col, overflow="fold", no_wrap=col == "id")     # ids whole: they are typed back
     rows = []
     for e in registry.all_nodes():
         hyps = [h + ("*" if h in e.necessity else "") for h in e.hypotheses]
