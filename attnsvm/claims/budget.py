@@ -1,13 +1,15 @@
 """Search budgets: how much a check may spend, in evaluations and in wall-clock time.
 
-`seconds` is the soft time of a search: once `min_instances` conclusive instances held, the
-search stops when it is spent (cheap claims get many more instances than costly ones). How far
-a time-bounded search gets depends on the machine; with `seconds=None` the search is bounded
-by evaluations only and is the same everywhere for the same seed;
-`evaluations` caps the instances evaluated; `limit` is the hard wall-clock limit of one part
-(over it: INCONCLUSIVE with the reason); `horizon` multiplies a claim's iteration counts and
-grid sizes; an inconclusive instance is retried with the horizon doubled up to `retries`
-times before it counts as inconclusive.
+The named budgets (quick, standard, thorough) are bounded by evaluations only (`seconds=None`):
+a search evaluates `evaluations` instances (or the claim's own count, `Claim.evaluations`,
+scaled as `scale` says) in a fixed order, so the same seed gives the same verdict and witness
+on every machine. `limit` is the hard wall-clock limit of one part; a search that reaches a
+quarter of it before its evaluations are done stops and is INCONCLUSIVE with the reason (never a
+verdict from a smaller search). A budget with `seconds` (built by hand, e.g. in tests) is
+time-bounded instead: once `min_instances` conclusive instances held, it stops when the
+seconds are spent, which depends on the machine. `horizon` multiplies a claim's iteration
+counts and grid sizes; an inconclusive instance is retried with the horizon doubled up to
+`retries` times before it counts as inconclusive.
 """
 
 from __future__ import annotations
@@ -53,10 +55,20 @@ class Budget:
 
 
 BUDGETS = {b.name: b for b in (
-    Budget("quick", evaluations=4000, seconds=3.0, min_instances=6, horizon=1.0, limit=120.0),
-    Budget("standard", evaluations=20000, seconds=15.0, min_instances=25, horizon=2.0, limit=900.0),
-    Budget("thorough", evaluations=200000, seconds=120.0, min_instances=100, horizon=4.0, limit=7200.0, retries=2),
+    Budget("quick", evaluations=4000, seconds=None, min_instances=6, horizon=1.0, limit=120.0),
+    Budget("standard", evaluations=20000, seconds=None, min_instances=25, horizon=2.0, limit=900.0),
+    Budget("thorough", evaluations=200000, seconds=None, min_instances=100, horizon=4.0, limit=7200.0, retries=2),
 )}
+
+
+def evaluations(budget: Budget, declared: int | None) -> int:
+    """How many instances a search under `budget` evaluates for a claim that declares
+    `declared` (its quick count; None: the budget's own): a named budget scales the declared
+    count as it scales its own (standard 5x, thorough 50x the quick count); a hand-built budget
+    keeps its own."""
+    if declared is None or budget.name not in BUDGETS:
+        return budget.evaluations
+    return max(1, declared * BUDGETS[budget.name].evaluations // BUDGETS["quick"].evaluations)
 
 
 def get_budget(budget: "str | Budget") -> Budget:

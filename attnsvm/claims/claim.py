@@ -126,7 +126,10 @@ class Claim:
     an asymptotic conclusion is measured, `horizon` and `tolerance` its finite horizon and
     tolerance. `measures` names numeric keys of `Outcome.detail` whose range over the
     conclusive instances the report gives. `expected`: the verdicts the author expects (none:
-    only PROVED, CERTIFIED or SUPPORTED pass)."""
+    only PROVED, CERTIFIED or SUPPORTED pass). `evaluations`: how many instances the quick
+    budget evaluates (standard and thorough scale it as they scale their own counts; default:
+    the budget's); a costly conclusion declares a small count, so every named budget is a fixed
+    number of evaluations, the same verdict on every machine for the same seed."""
 
     name: str
     statement: str
@@ -139,6 +142,18 @@ class Claim:
     measures: tuple[str, ...] = ()
     horizon: str = ""
     tolerance: str = ""
+    evaluations: int | None = None
+
+    def __post_init__(self):
+        from attnsvm.claims.verdicts import Verdict
+
+        if isinstance(self.expected, str) or not all(isinstance(v, str) and v in Verdict.__members__
+                                                      for v in self.expected):
+            raise UserError(f"claim {self.name!r}: expected must be a tuple of verdict names "
+                            f"({', '.join(Verdict.__members__)}), got {self.expected!r}")
+        if self.evaluations is not None and (isinstance(self.evaluations, bool) or not isinstance(self.evaluations, int)
+                                             or self.evaluations < 1):
+            raise UserError(f"claim {self.name!r}: evaluations must be a positive integer, got {self.evaluations!r}")
 
     def hypothesis_names(self) -> list[str]:
         return [h.name for h in self.hypotheses]

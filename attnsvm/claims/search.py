@@ -39,12 +39,13 @@ import hypothesis
 import numpy as np
 from hypothesis import HealthCheck, Phase, settings
 
-from attnsvm.claims.budget import Budget, get_budget
+from attnsvm.claims.budget import Budget, evaluations, get_budget
 from attnsvm.claims.claim import Claim, Instance, Outcome, OutcomeError, validate_outcome
 from attnsvm.claims.isolation import CodeError, OverTime, guarded, time_limit
 from attnsvm.claims.spaces import NotEnumerable, Space, as_strategy
 from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.claims.witnesses import make_witness, replay_witness
+from attnsvm.files import strict
 
 EXHAUSTIVE_SHARE = 0.3          # of the budget's seconds and evaluations: the exhaustive phase
 SAMPLED_SHARE = 0.5             # ... up to here: uniform sampling of the scopes not enumerated
@@ -69,6 +70,8 @@ class Search:
 
     def __init__(self, claim: Claim, budget: Budget, seed: int):
         self.claim, self.budget, self.seed = claim, budget, seed
+        self.evaluations = evaluations(budget, claim.evaluations)     # the search's size
+        self.capped = False                     # stopped by the clock before its evaluations were done
         self.start = time.monotonic()
         self.stats: Counter = Counter()
         self.reasons: Counter = Counter()
@@ -91,11 +94,14 @@ class Search:
         A budget without `seconds` splits by evaluations only: the search is then the same on
         every machine for the same seed."""
         b, t = self.budget, self.elapsed()
-        if self.stats["evaluated"] >= b.evaluations * share:
+        if self.stats["evaluated"] >= self.evaluations * share:
             return True
         if b.seconds is not None and t >= b.seconds * share and (share < 1 or self.stats["held"] >= b.min_instances):
             return True
-        return t >= b.limit / 4
+        if t >= b.limit / 4:
+            self.capped = b.seconds is None
+            return True
+        return False
 
     # -- one instance ----------------------------------------------------------------------
     def outcome(self, inst: Instance) -> Outcome:
@@ -167,7 +173,7 @@ class Search:
             for scope in space.scopes():
                 estimate = _generating(space.size, scope)
                 too_large = f"next scope too large for the budget (~{estimate:.3g} instances): {scope.describe()}"
-                if estimate > max(0.0, self.budget.evaluations * EXHAUSTIVE_SHARE - self.stats["evaluated"]) * 4:
+                if estimate > max(0.0, self.evaluations * EXHAUSTIVE_SHARE - self.stats["evaluated"]) * 4:
                     cover["stopped"] = too_large
                     return
                 cut_any, count, began = False, 0, time.monotonic()
@@ -304,7 +310,7 @@ class Search:
                 failures[:] = [inst]
             return out.holds is False
 
-        remaining = max(1, self.budget.evaluations - self.stats["evaluated"])
+        remaining = max(1, self.evaluations - self.stats["evaluated"])
         conf = settings(max_examples=remaining, database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.target, Phase.shrink])
@@ -410,7 +416,7 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
         overtime = True
     except CodeError as e:
         error = e
-    evidence.update(search=s.coverage, evaluated=s.stats["evaluated"], instances=s.stats["held"],
+    evidence.update(search=s.coverage, evaluations=s.evaluations, evaluated=s.stats["evaluated"], instances=s.stats["held"],
                     inconclusive=s.stats["inconclusive"], certified=s.stats["certified"],
                     search_seconds=round(s.elapsed(), 3))
     if s.best_margin is not None:
@@ -442,7 +448,7 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
 
 def _refuted(claim: Claim, inst: Instance, budget: Budget, seed: int, evidence: dict, seconds: float) -> Report:
     try:
-        witness = make_witness(claim, inst, budget, seed)
+        witness = strict(make_witness(claim, inst, budget, seed))      # a claim's detail may hold numpy values
         replay = replay_witness(json.loads(json.dumps(witness)), claim)
     except CodeError as e:
         evidence["note"] = "counterexample found; " + e.line()
@@ -461,6 +467,11 @@ def _verdict(s: Search, overtime: bool) -> tuple[Verdict, str]:
     if overtime:
         return Verdict.INCONCLUSIVE, (f"over the wall-clock limit of {b.limit:g} s ({evaluated} instances evaluated, "
                                       f"{held} held)")
+    if s.capped:
+        return Verdict.INCONCLUSIVE, (f"time cap: {s.stats['evaluated']} of the budget's {s.evaluations} evaluations "
+                                      f"in {b.limit / 4:g} s ({held} held); a verdict from a smaller search would depend "
+                                      "on the machine (declare a smaller `evaluations` on the claim for a costly "
+                                      "conclusion)")
     if held < b.min_instances and not s.coverage.get("exhaustive", {}).get("exhausted"):
         return Verdict.INCONCLUSIVE, (f"only {held} conclusive instances met the hypotheses (need {b.min_instances})"
                                       + (f"; {undecided} undecided" if undecided else ""))
