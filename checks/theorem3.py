@@ -15,7 +15,14 @@ p_mm(beta) of the selected tokens beta within TOL.align, ||p_t|| grows over H/4,
 1 - corr(p_t, p_mm(beta)) does not increase over the last octave or is below TOL.floor). The
 conclusion holds as soon as one rung has every start converging to p_mm(alpha) with alpha
 selected; it fails when on every rung some start converges (confirmed at 4x the horizon) to
-the direction of another selection; otherwise it is undecided. 1 - corr(p_t, p_mm) at the
+the direction of another selection while Lemma 7's premises hold there (for a locally optimal
+alpha, a rung where they fail is not yet the theorem's cone: the theorem only says some
+(mu, R_mu) exists; for an alpha that is not, no cone holds and the premises are not asked);
+otherwise it is
+undecided. The step 1/L_emp stands in for the theorem's 1/L_p, whose only use in the proof is
+the descent lemma: a rung counts (either way) only when the risk never rose along its runs
+(at the recorded steps); else the step was above the smoothness on the path and the rung is
+undecided. 1 - corr(p_t, p_mm) at the
 start and at the horizon are reported (measures `worst_initial_corr_gap`, `worst_corr_gap`).
 
 Lemma 7's premises, which the paper's proof (Appendix B.4) uses, are measured on every rung
@@ -110,6 +117,8 @@ def directional_runs(ds, loss, alpha, q, mu, R, rng, starts, points, steps) -> d
     rule = dynamics.GD(1.0 / L)
     tr, lims = limits.run_to_limit(ds, problem, rule, P0, steps, tol=TOL)
     qh = q / np.linalg.norm(q)
+    V = tr.value.cpu().numpy()                                                # (rows, starts)
+    descent = bool(np.all(np.diff(V, axis=0) <= 1e-12 * np.abs(V[:-1])))     # the descent lemma's premise held
     P = tr.p.cpu().numpy()                                                    # (rows, starts, d)
     gap = 1 - np.einsum("rbd,d->rb", P, qh) / np.linalg.norm(P, axis=-1)
     to_alpha = [l.kind != "undecided" and list(l.alpha) == list(alpha) for l in lims]
@@ -119,7 +128,7 @@ def directional_runs(ds, loss, alpha, q, mu, R, rng, starts, points, steps) -> d
     return {"eta": 1.0 / L, "empirical_lipschitz": L, "horizon": tr.steps[-1], "kinds": [l.kind for l in lims],
             "selected": [list(l.alpha) for l in lims], "reasons": [l.reason for l in lims if l.reason],
             "initial_corr_gap": gap[0].tolist(), "final_corr_gap": gap[-1].tolist(),
-            "max_corr_gap": float(gap.max()), "align_gap": align,
+            "max_corr_gap": float(gap.max()), "align_gap": align, "descent": descent,
             "converged_to_alpha": all(to_alpha), "converged_elsewhere": any(elsewhere)}
 
 
@@ -135,6 +144,7 @@ def local_convergence(inst, budget) -> Outcome:
     rng = np.random.default_rng(P["seed"])
     rungs, undecided = [], []
     steps = int(STEPS * budget.horizon)
+    theorem_applies = locally_optimal(inst)     # else (a necessity instance) no cone can hold, premises or not
     for mu, m in ladder(sel):
         R = m * float(np.linalg.norm(q))
         runs = directional_runs(ds, P["loss"], P["alpha"], q, mu, R, rng, P["starts"], P["points"], steps)
@@ -143,6 +153,11 @@ def local_convergence(inst, budget) -> Outcome:
             **grad, "L1_L2": grad["min_corr_negrad_pmm"] is not None and grad["min_corr_negrad_pmm"] > 0,
             "L3": grad["max_rho_top_band"] is not None and grad["max_rho_top_band"] <= 1 + PI_TOL}}
         rungs.append(rung)
+        premises = rung["lemma7"]["L1_L2"] and rung["lemma7"]["L3"] or not theorem_applies
+        if not runs.get("descent", False):
+            undecided.append(f"mu={mu:.3g}, R={m}||p_mm||: the risk rose along a run (eta = 1/L_emp is above the "
+                             "smoothness on its path; the theorem's eta <= 1/L_p keeps GD descending)")
+            continue
         if runs["converged_to_alpha"]:
             return Outcome(True, detail={"alpha": list(P["alpha"]), "p_mm": q.tolist(), "passing_rung": rung,
                                          "rungs_tried": len(rungs), "worst_corr_gap": max(runs["final_corr_gap"]),
@@ -152,6 +167,9 @@ def local_convergence(inst, budget) -> Outcome:
                                          and rung["lemma7"]["L3"]})
         if not runs["converged_elsewhere"]:
             undecided.append(f"mu={mu:.3g}, R={m}||p_mm||: " + (runs["reasons"] or ["undecided"])[0])
+        elif not premises:
+            undecided.append(f"mu={mu:.3g}, R={m}||p_mm||: GD left for another selection where Lemma 7's premises "
+                             "fail (L1/L2 or L3): the theorem's cone C_(mu,R_mu) lies beyond this rung")
     detail = {"alpha": list(P["alpha"]), "p_mm": q.tolist(), "rungs": rungs}
     if undecided:
         return Outcome(None, detail=detail, reason="; ".join(undecided))
@@ -190,6 +208,7 @@ LOCALLY_OPTIMAL = Hypothesis("locally_optimal", "alpha is locally optimal: every
 
 claim = Claim(
     name="theorem3",
+    evaluations=45,
     statement="Assumption A, alpha locally optimal => exists mu, R_mu: GD (eta <= 1/L_p) from C_{mu,R_mu}(p_mm(alpha)) "
               "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm|| (measured with GD at eta = 1/(empirical Lipschitz ratio in the cone))",
     hypotheses=(

@@ -49,5 +49,6 @@ def outline() -> Outline:
         Step("normalized GD and Polyak converge globally in the covered settings (paper C's theorems; statement "
              "reconstructed)", "numeric",
              reference="checks/rates_global.py (NGD and Polyak from random and adversarial starts: 1 - corr(W_H, "
-                       "W_mm(opt)) <= tolerance; failures only when aligned with another selection's W_mm)"),
+                       "W_mm(opt)) <= tolerance; a saturated run settled elsewhere, on another selection's W_mm or on "
+                       "another direction (extrapolated gap limit), fails; a run frozen by one huge Polyak step is untrusted)"),
     ), RECONSTRUCTION)
