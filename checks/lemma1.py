@@ -93,6 +93,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma1",
+    evaluations=160,
     statement="GD on W with step eta/||u||^2 from W_0 = p_0 u^T/||u||^2 satisfies W_t = p_t u^T/||u||^2 for all t",
     hypotheses=(
         Hypothesis("rank_one_start", "W_0 = p_0 u^T / ||u||^2", rank_one_start),

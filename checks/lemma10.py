@@ -34,6 +34,7 @@ def at_most_d(inst, budget) -> Outcome:
 
 claim = Claim(
     name="lemma10",
+    evaluations=1900,
     statement="keys in general position => every direction q != 0 has at most d directional neighbours: sum_i |T_i(q)| <= d",
     hypotheses=(Hypothesis("general_position", "keys in general position (Theorem 7; exact, every alpha)", general_position),),
     conclusion=at_most_d,

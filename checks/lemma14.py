@@ -177,6 +177,7 @@ def _some_outside(inst) -> bool:
 
 claim = Claim(
     name="lemma14",
+    evaluations=22,
     statement="linear label mixing (85) with c > 0 and -loss' >= m > 0 on the margin interval => Assumption D with "
               "Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}",
     hypotheses=(

@@ -46,6 +46,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma2",
+    evaluations=1400,
     statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
     hypotheses=(
         Hypothesis("common_label", "all Y_i share one sign", common_label),

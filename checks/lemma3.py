@@ -61,6 +61,7 @@ def key_lemma(inst, budget) -> Outcome:
 
 claim = Claim(
     name="lemma3",
+    evaluations=2300,
     statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= 2 Gamma A (1 - s_o)^2 "
               "for a = K q, s = S(K p), any token o",
     hypotheses=(),

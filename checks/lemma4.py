@@ -57,6 +57,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma4",
+    evaluations=630,
     statement="Assumptions A and B (strictly optimal tokens), ATT-SVM(opt) feasible => <grad L(p), p_mm> < 0 for every p",
     hypotheses=(
         hyp.ASSUMPTION_A,

@@ -94,6 +94,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma5",
+    evaluations=280,
     statement="Assumptions A and B, n = 1, p_mm = GMM: for every pi > 0 there is R_pi with "
               "<grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||> whenever ||p|| >= R_pi",
     hypotheses=(hyp.ASSUMPTION_A, hyp.STRICT_OPTIMALITY, hyp.ASSUMPTION_B, hyp.GMM_FEASIBLE, hyp.SINGLE_INPUT),

@@ -141,6 +141,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma6",
+    evaluations=75,
     statement="Assumption A => L is L_p-smooth (reconstructed L_p) and GD with eta <= 1/L_p has "
               "L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2",
     hypotheses=(

@@ -174,6 +174,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma7",
+    evaluations=155,
     statement="Assumption A, alpha locally optimal: on C_{mu,R}(p_mm) (R large) no stationary point (L1), "
               "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, 31b), "
               "||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> (L3)",

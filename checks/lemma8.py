@@ -71,6 +71,7 @@ def _p_direction(c, ds):
 
 claim = Claim(
     name="lemma8",
+    evaluations=170,
     statement="unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
               "L(R p) < L(R q) for all large R",
     hypotheses=(hyp.ASSUMPTION_A,

@@ -113,6 +113,7 @@ def _better(inst) -> bool:
 
 claim = Claim(
     name="lemma9",
+    evaluations=520,
     statement="unit q with unique selected tokens alpha, every directional neighbour scoring above its selected token "
               "=> L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R",
     hypotheses=(hyp.ASSUMPTION_A,

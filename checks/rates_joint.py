@@ -133,6 +133,7 @@ def instance_space(dropped):
 
 claim = Claim(
     name="rates-joint",
+    evaluations=20,
     statement="jointly training W and the linear decoder by normalized GD on Gaussian-like data (reconstruction): "
               "W converges in direction to W_mm(opt), the decoder's normalized margin to the label SVM's, and "
               "L(theta_t) <= exp(-c t^{1/3})",

@@ -98,6 +98,7 @@ def directional_rate(inst, budget, name: str) -> Outcome:
 
 claim = Claim(
     name="rates-ngd",
+    evaluations=42,
     statement="in the covered settings (rates-global), normalized GD has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t "
               "(reconstructed law), judged by the fitted exponent",
     hypotheses=HYPOTHESES,

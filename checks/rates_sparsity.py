@@ -85,6 +85,7 @@ def sparsification(inst, budget) -> Outcome:
 
 claim = Claim(
     name="rates-sparsity",
+    evaluations=12,
     statement="in the covered settings (rates-global), NGD and Polyak sparsify attention exponentially: "
               "mean_i (1 - s_{i,opt}(W_t)) <= C exp(-c t) with c_NGD = eta/(Z ||W_mm||^2), "
               "c_Polyak = rho_0/(Z^2 ||W_mm||^2) (reconstructed law), judged by the fitted rate",

@@ -107,6 +107,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-feasibility",
+    evaluations=250,
     statement="d >= T-1, d >= n and generic data => the W-SVM (Att-SVM) is feasible for every alpha",
     hypotheses=(
         Hypothesis("d_ge_T_minus_1", "d >= T - 1", d_ge_T_minus_1),

@@ -144,6 +144,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-frobenius",
+    evaluations=440,
     statement="W-parameterised normalized GD converges in direction to W_mm(alpha) (Frobenius), alpha its selected tokens",
     hypotheses=(Hypothesis("w_parameterisation", "the trained variable is W itself (not W = K Q^T)", w_parameterisation),),
     conclusion=converges_to_w_mm,

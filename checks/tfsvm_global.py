@@ -108,6 +108,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-global",
+    evaluations=190,
     statement="logistic loss, strict optimality, W-SVM(opt) feasible, a score gap at least the non-optimal spread, and "
               "an initial gradient that ranks every optimal token first => normalized GD from W_0 = 0 converges in "
               "direction to W_mm(opt)",

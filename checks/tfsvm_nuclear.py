@@ -65,6 +65,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-nuclear",
+    evaluations=22,
     statement="(K, Q)-parameterised normalized GD (m >= d) converges in direction to a nuclear-norm W*_mm(alpha), "
               "alpha its selected tokens",
     hypotheses=(

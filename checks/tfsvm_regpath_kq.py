@@ -142,6 +142,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-regpath-kq",
+    evaluations=8,
     statement="Assumption A, opt strictly optimal and feasible => the (K, Q) path (||K||^2 + ||Q||^2 <= 2R) converges in "
               "direction to a nuclear-norm W*_mm(opt) (m >= d) or to the rank-<= m nuclear SVM (m < d), on data where "
               "that limit differs from W_mm",

@@ -199,6 +199,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-regpath-w",
+    evaluations=20,
     statement="Assumption A; alpha locally optimal for the W-SVM => the W path confined to cone_mu(W_mm(alpha)) "
               "∩ {R0 <= ||W||_F <= R} converges in direction to W_mm(alpha); for alpha = opt (strict, feasible) the "
               "unconstrained path min_{||W||_F <= R} L(W) converges to W_mm(opt)",

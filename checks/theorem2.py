@@ -211,6 +211,7 @@ SINGLE_INPUT = Hypothesis("single_input", "n = 1 where part (b) (the direction) 
 
 claim = Claim(
     name="theorem2",
+    evaluations=60,
     statement="Assumptions A, B, ATT-SVM(opt) feasible, eta <= 1/L_p => (a) ||p_t|| -> inf (any n); (b) if n = 1, "
               "p_t/||p_t|| -> p_mm/||p_mm|| (GD; normalized GD alongside)",
     hypotheses=(

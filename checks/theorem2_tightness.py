@@ -54,6 +54,7 @@ def _instances(draw, dropped):
 
 claim = Claim(
     name="theorem2-tightness",
+    evaluations=100,
     statement="n = 2, T = 2 (Assumption B trivially), ATT-SVM(opt) feasible, eta <= 1/L_p => GD from every "
               "initialisation converges in direction to the GMM",
     hypotheses=(

@@ -235,6 +235,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="theorem4",
+    evaluations=20,
     statement="distinct scores, keys in general position, q not an LMM direction => the path restricted to "
               "cone_mu(q) with ||p|| >= R0 does not converge to q (bounded, or lim p(R)/R != q)",
     hypotheses=(

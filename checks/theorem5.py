@@ -372,6 +372,7 @@ JOINTLY_SEPARABLE = Hypothesis("jointly_separable", "ATT-SVM(alpha) and the labe
 
 claim = Claim(
     name="theorem5",
+    evaluations=8,
     statement="logistic loss, ATT-SVM(alpha) and the label SVM feasible, Assumption C => (v, p)(r, R) converges in "
               "direction to (v_mm, p_mm(alpha)) as r, R -> oo (along rays r = kappa R, kappa in {1/4, 1, 4})",
     hypotheses=(

@@ -183,6 +183,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="theorem6",
+    evaluations=8,
     statement="logistic loss, ATT-SVM(alpha) and label SVM feasible, the path selects alpha, Assumption C over the "
               "support set S => v -> v_mm and p -> p_relax (problem (10)) in direction as r, R -> oo (on the ray r = kappa R, "
               "kappa = r_over_R > kappa*)",

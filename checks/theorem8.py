@@ -174,6 +174,7 @@ PRIME_FEASIBLE = Hypothesis("prime_feasible", "(ATT-SVM') for the sets is feasib
 
 claim = Claim(
     name="theorem8",
+    evaluations=50,
     statement="Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo for the "
               "regularization path of attention with the head h(x) = phi(v^T x)",
     hypotheses=(hyp.ASSUMPTION_A, ASSUMPTION_D, PRIME_FEASIBLE),
