@@ -254,16 +254,38 @@ def test_kq_witness_limit_is_nuclear_optimal_not_frobenius():
     assert start["nuclear_excess"] < 0.01 and start["gap"] > 0.05
 
 
-def test_rank_exact_on_known_matrices():
+def test_rank_exact_on_known_matrices(monkeypatch):
+    """The rank helpers on known matrices; tfsvm-rank's independent primal solve on a hand instance (W_mm =
+    [[1/2, 0], [-1/2, 0]], rank 1 = n), and its check fails once the measured W_mm has a component off the
+    queries' span above the rank tolerance (the check can fail: it does not read the rank of the KKT point)."""
     from fractions import Fraction
 
-    from checks.tfsvm_rank import exact_rank, numerical_rank
+    import checks.tfsvm_rank as R
+    from attnsvm.attention.data import Dataset
+    from attnsvm.claims import Instance, get_budget
 
     eye = [Fraction(int(r == c)) for r in range(3) for c in range(3)]
-    assert exact_rank(eye, 3) == 3
+    assert R.exact_rank(eye, 3) == 3
     outer = [Fraction(a * b) for a in (1, 2, 3) for b in (4, 5, 6)]
-    assert exact_rank(outer, 3) == 1
-    assert numerical_rank(np.diag([1.0, 1e-3, 1e-9])) == 2
+    assert R.exact_rank(outer, 3) == 1
+    assert R.numerical_rank(np.diag([1.0, 1e-3, 1e-9])) == 2
+
+    inst = Instance(Dataset.from_arrays([[[1, 0], [0, 1], [-1, 0]]], [1], [1, 0]), {"alpha": [0]})
+    status, W = R.primal_w_mm(inst.dataset, (0,))
+    assert status == "optimal" and np.allclose(W, [[0.5, 0.0], [-0.5, 0.0]], atol=1e-8)
+    out = R.claim.evaluate(inst, get_budget("quick"))
+    assert out.holds is True and out.detail["rank_W_mm"] == 1 and out.detail["optimality_gap"] < R.OPT_TOL
+
+    solve = R.primal_w_mm
+    off_span = np.array([[0.0, 1.0], [0.0, 0.0]])            # W (I - Pi) != 0: constraints unchanged (z = e_1)
+
+    def perturbed(ds, a):
+        status, W = solve(ds, a)
+        return status, W + 1e-4 * off_span
+
+    monkeypatch.setattr(R, "primal_w_mm", perturbed)
+    out = R.claim.evaluate(inst, get_budget("quick"))
+    assert out.holds is False and out.detail["rank_W_mm"] == 2 and out.margin < 0
 
 
 def test_rates_picture(tmp_path):
