@@ -233,3 +233,26 @@ def test_run_takes_normalized_gd_segments_on_the_kernel_loop_bitwise(seed, n, T,
     assert fast.steps == slow.steps and fast.status == slow.status
     for name in ("p", "value", "log_grad_norm", "log_unsat", "final", "selected"):
         assert torch.equal(getattr(fast, name), getattr(slow, name)), name
+
+
+def test_kernel_reads_p_it_was_given_on_a_w_problem():
+    """The per-step entry and the kernel's own loop on a W-parameterised problem (d^2 = 100
+    coordinates, 5 instances, a padded chunk): both equal the eager gradient step and each
+    other, on every call. (The per-step entry once passed the kernel the address of a temporary
+    padded copy of p, freed before the call read it: the first instance's step then came from
+    reused memory, differently in every process.)"""
+    from attnsvm.attention import losses
+    from attnsvm.dynamics import cross
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5, 6, 8, 10))
+    gamma = rng.normal(size=(5, 6, 8))
+    prob = cross.w_problem_from_arrays(X, X[:, :, 0], gamma, "logistic")
+    kernel = prob.fused
+    for _ in range(3):
+        p0 = rng.normal(size=(5, 100)) * 0.3
+        want = linear_head_grad(prob.K, prob.gamma, torch.as_tensor(p0), losses.logistic, stats=False)
+        direction, log_norm, _ = kernel.arrays(p0)
+        np.testing.assert_allclose(direction, want.direction.numpy(), rtol=0, atol=1e-12)
+        step = kernel.normalized_gd(p0, 1, 0.1).p
+        np.testing.assert_array_equal(step, p0 + direction * -0.1)

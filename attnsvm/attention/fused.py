@@ -336,7 +336,8 @@ class FusedGrad:
         ws = self.workspace() if ws is None else ws
         args = (ws.ctypes.data, self.offsets.ctypes.data, self.size)
         Kt, G, lib = self.Kt.ctypes.data, self.G.ctypes.data, self.lib
-        lib.attnsvm_margins(Kt, G, self._padded(p).ctypes.data, self.chunks, n, T, d, *args)
+        padded = self._padded(p)            # held while the kernel reads it (a bare temporary's memory is freed at once)
+        lib.attnsvm_margins(Kt, G, padded.ctypes.data, self.chunks, n, T, d, *args)
         if self.loss_code:
             lib.attnsvm_loss_deriv(self.loss_code, self.chunks, n, *args)
         else:
