@@ -194,10 +194,11 @@ exits = Claim("exits", "exit", (), lambda i, b: __import__("sys").exit(0), space
 def test_expectation_free_claims_fail_closed_and_a_raising_claim_is_its_own_row(monkeypatch, capsys, tmp_path):
     f = tmp_path / "mine.py"
     f.write_text(USER_CLAIMS)
-    code, out, err = run(monkeypatch, capsys, "check", f, "--json", tmp_path / "c.json")
+    code, out, err = run(monkeypatch, capsys, "check", f, "--json", tmp_path / "c.json", "--witnesses", tmp_path / "w")
     rows = {r["id"].split(":")[1]: r for r in json.loads((tmp_path / "c.json").read_text())["reports"]}
     assert code == 1 and "Traceback" not in out + err
     assert rows["refuted"]["verdict"] == "REFUTED" and not rows["refuted"]["as_expected"]
+    assert [p.name for p in (tmp_path / "w").iterdir()] == ["mine--refuted.json"]
     assert rows["holds"]["verdict"] == "SUPPORTED" and rows["holds"]["as_expected"]     # whole space, not exactly
     assert rows["raises"]["error"]["type"] == "KeyError" and rows["raises"]["error"]["instance"]["dataset"]["X"]
     assert rows["exits"]["error"]["type"] == "SystemExit"
@@ -256,3 +257,86 @@ def test_console_script_into_a_closed_pipe_is_quiet(tmp_path):
     cmd = f"{shlex.quote(sys.executable)} -c {shlex.quote(SCRIPT)} list | head -1"
     r = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True)
     assert r.stdout.count("\n") == 1 and "Traceback" not in r.stderr
+
+
+# ---------------------------------------------------------------- user claims: drops, witnesses of `check`
+
+DROP_CLAIMS = '''
+from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims.strategies import instances, integer_datasets
+space = lambda dropped: instances(integer_datasets(n=1, T=2, d=(1, 2), lo=-1, hi=1))
+wide = Hypothesis("wide", "d >= 2", lambda i: i.dataset.d >= 2)
+two = Hypothesis("two_tokens", "T = 2", lambda i: i.dataset.T == 2)
+needs_wide = Claim("needs-wide", "d >= 2, T = 2 => d >= 2", (wide, two), lambda i, b: Outcome(i.dataset.d >= 2), space)
+'''
+
+
+@pytest.mark.parametrize("drops", [["wide"], ["wide", "two_tokens"]], ids=["one-drop", "two-drops"])
+def test_user_claim_counterexample_with_drops_saves_a_witness_that_replays(monkeypatch, capsys, tmp_path, drops):
+    """`counterexample FILE.py:NAME --drop H`: one --drop works as several do (the file given
+    relative to the current directory, as a user types it), and the witness replays."""
+    (tmp_path / "mine.py").write_text(DROP_CLAIMS)
+    monkeypatch.chdir(tmp_path)
+    args = [a for h in drops for a in ("--drop", h)]
+    code, out, err = run(monkeypatch, capsys, "counterexample", "mine.py:needs_wide", *args, "--budget", "quick",
+                         "--out", "w.json")
+    assert code == 0, out + err
+    assert "replay: attnsvm replay w.json --claims mine.py" in " ".join(out.split())
+    w = json.loads((tmp_path / "w.json").read_text())
+    assert w["source"] == "mine.py:needs_wide" and w["dropped"] == sorted(drops) and "wide" in w["violates"]
+    code, out, err = run(monkeypatch, capsys, "replay", "w.json", "--claims", "mine.py", "--json", "r.json")
+    assert code == 0 and "REFUTED" in out and not err
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
+
+
+CHECKED_CLAIMS = '''
+from attnsvm.claims import Claim, Outcome
+from attnsvm.claims.strategies import instances, integer_datasets
+space = lambda dropped: instances(integer_datasets(n=1, T=2, d=1, lo=-1, hi=1))
+refuted = Claim("refuted", "d >= 2", (), lambda i, b: Outcome(i.dataset.d >= 2), space)
+holds = Claim("holds", "T >= 2", (), lambda i, b: Outcome(i.dataset.T >= 2), space)
+'''
+
+
+def test_check_of_a_claims_file_writes_each_refuted_claims_witness_and_its_replay_command(monkeypatch, capsys, tmp_path):
+    (tmp_path / "mine.py").write_text(CHECKED_CLAIMS)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(monkeypatch, capsys, "check", "mine.py", "--json", "c.json")
+    assert code == 1 and "Traceback" not in out + err
+    witness = tmp_path / "attnsvm-witnesses" / "mine--refuted.json"
+    line = "replay: attnsvm replay attnsvm-witnesses/mine--refuted.json --claims mine.py"
+    assert witness.exists() and line in out and "mine--holds" not in out
+    assert [p.name for p in witness.parent.iterdir()] == ["mine--refuted.json"]        # whole files only, no temp left
+    rows = {r["id"]: r for r in json.loads((tmp_path / "c.json").read_text())["reports"]}
+    assert rows["mine.py:refuted"]["evidence"]["witness_file"] == "attnsvm-witnesses/mine--refuted.json"
+    replay_cmd = out[out.index(line) + len("replay: attnsvm "):].split("\n")[0].split()
+    code, out, err = run(monkeypatch, capsys, *replay_cmd, "--json", "r.json")            # the printed command
+    assert code == 0 and not err, out + err
+    assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
+
+
+def test_check_witness_dir_option_and_a_bad_one(monkeypatch, capsys, tmp_path):
+    (tmp_path / "mine.py").write_text(CHECKED_CLAIMS)
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(monkeypatch, capsys, "check", "mine.py", "--witnesses", "deep/w")
+    assert code == 1 and (tmp_path / "deep" / "w" / "mine--refuted.json").exists()
+    assert "attnsvm replay deep/w/mine--refuted.json --claims mine.py" in out
+    (tmp_path / "afile").write_text("")
+    code, out, err = run(monkeypatch, capsys, "check", "mine.py", "--witnesses", "afile")
+    assert code == 2 and err.startswith("error: ") and err.count("\n") == 1 and "not a directory" in err
+
+
+def test_supported_summary_names_proxy_horizon_tolerance_and_power():
+    from attnsvm.claims.verdicts import Report, Verdict
+    from attnsvm.interfaces.report import summary
+
+    ev = {"budget": "quick", "seed": 0, "instances": 300, "proxy": "late norm growth rate", "horizon": "200 steps",
+          "tolerance": "rate > 0.5 eta", "power": "no counterexample in 300 conclusive instances: ...",
+          "search": {"random_targeted": {"instances": 300, "targeted": True}}}
+    line = summary(Report("c", "check", Verdict.SUPPORTED, (), ev))
+    for bit in ("300 instances held", "proxy: late norm growth rate", "horizon 200 steps", "tolerance rate > 0.5 eta",
+                "failure rate above 0.01", "seed 0, quick"):
+        assert bit in line, line
+    plain = summary(Report("c", "check", Verdict.SUPPORTED, (), {"budget": "quick", "seed": 0, "instances": 5,
+                                                                  "proxy": "", "tolerance": ""}))
+    assert "proxy" not in plain and "tolerance" not in plain

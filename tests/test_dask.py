@@ -45,8 +45,10 @@ def test_a_sweep_on_a_dask_scheduler_writes_the_records_of_a_local_run(monkeypat
 def test_check_fans_claims_out_on_a_dask_scheduler(monkeypatch, capsys, tmp_path, scheduler):
     f = tmp_path / "mine.py"
     f.write_text(CLAIMS)
-    code_l, _, _ = run(monkeypatch, capsys, "check", f, "--workers", "1", "--json", tmp_path / "l.json")
-    code_d, _, _ = run(monkeypatch, capsys, "check", f, "--executor", scheduler, "--json", tmp_path / "d.json")
+    code_l, _, _ = run(monkeypatch, capsys, "check", f, "--workers", "1", "--json", tmp_path / "l.json",
+                       "--witnesses", tmp_path / "w")
+    code_d, _, _ = run(monkeypatch, capsys, "check", f, "--executor", scheduler, "--json", tmp_path / "d.json",
+                       "--witnesses", tmp_path / "w")
     local, dask = (json.loads((tmp_path / j).read_text())["reports"] for j in ("l.json", "d.json"))
     assert code_l == code_d == 1                                    # `wide` is refuted and expects nothing: exit 1
     assert [(r["id"].split(":")[1], r["verdict"]) for r in dask] == [(r["id"].split(":")[1], r["verdict"]) for r in local] \

@@ -5,6 +5,7 @@ plugin imports nothing heavy."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -78,3 +79,27 @@ def test_loading_the_plugin_imports_nothing_heavy():
             "print(sorted(m for m in ('numpy', 'torch', 'sympy', 'hypothesis', 'attnsvm.claims.search') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120).stdout
     assert out.strip() == "[]"
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--attnsvm-budget", "bogus", "--attnsvm-budget: unknown budget 'bogus'"),
+    ("--attnsvm-seed", "-1", "--attnsvm-seed: must be a non-negative integer, got -1"),
+])
+def test_a_bad_budget_or_seed_is_a_one_line_usage_error_at_startup(tmp_path, option, value, message):
+    (tmp_path / "claims.py").write_text(CLAIMS)
+    res = pytest_run(tmp_path, "--attnsvm-claims", "claims.py", option, value, "-q")
+    assert res.returncode == 4, res.stdout + res.stderr                  # pytest's ExitCode.USAGE_ERROR
+    assert res.stderr.strip().splitlines() == [f"ERROR: {message}" + ("; choose from quick, standard, thorough"
+                                                                      if "budget" in option else "")]
+    assert "Traceback" not in res.stdout + res.stderr and "passed" not in res.stdout and "failed" not in res.stdout
+
+
+def test_a_raising_claims_failure_shows_the_offending_instance(tmp_path):
+    (tmp_path / "claims.py").write_text(CLAIMS + 'raises = Claim("raises", "boom", (), lambda i, b: {}["missing"], space)\n')
+    res = pytest_run(tmp_path, "--attnsvm-claims", "claims.py", "-q", "-k", "raises")
+    out = res.stdout
+    assert res.returncode == 1 and "1 failed" in out, out + res.stderr
+    assert "error in conclusion: KeyError: 'missing' at claims.py:" in out
+    line = next(x for x in out.splitlines() if x.startswith("instance: "))
+    inst = json.loads(line[len("instance: "):])
+    assert inst["dataset"]["X"] and inst["dataset"]["Y"] == [1] and "params" in inst

@@ -5,8 +5,10 @@
 collects every module-level `Claim` of each file as a test item (named after its variable). An
 item passes when its verdict is as expected: one of the claim's `expected`, or with none,
 PROVED, CERTIFIED or SUPPORTED (fail closed: REFUTED, INCONCLUSIVE and errors in the claim's
-code fail). A failure shows the verdict, the evidence summary and, for a counterexample, the
-witness file it wrote and the command that replays it. Witnesses go to pytest's cache
+code fail). A failure shows the verdict, the evidence summary, for code that raised the
+exception, its frame and the instance (compact JSON), and for a counterexample the witness file
+it wrote and the command that replays it. A bad --attnsvm-budget or --attnsvm-seed is a usage
+error at startup. Witnesses go to pytest's cache
 (`.pytest_cache/d/attnsvm-witnesses/`) unless `--attnsvm-witness-dir` says where.
 
 With no other paths on the command line only the claims are collected; `pytest tests
@@ -42,6 +44,7 @@ def pytest_configure(config: pytest.Config) -> None:
     files = config.getoption("attnsvm_claims", default=[])
     if not files:
         return
+    _check_search_options(config)
     paths = []
     for f in files:
         p = Path(f).resolve()
@@ -52,6 +55,21 @@ def pytest_configure(config: pytest.Config) -> None:
     given = config.args_source == pytest.Config.ArgsSource.ARGS
     known = {Path(a).resolve() for a in config.args} if given else set()
     config.args[:] = (list(config.args) if given else []) + [str(p) for p in paths if p not in known]
+
+
+def _check_search_options(config: pytest.Config) -> None:
+    """A bad --attnsvm-budget or --attnsvm-seed is a usage error at startup (one line), not a
+    traceback in every item. `attnsvm.claims.budget` is plain data: nothing heavy is imported."""
+    from attnsvm.claims.budget import get_budget
+    from attnsvm.errors import UserError
+
+    try:
+        get_budget(config.getoption("attnsvm_budget"))
+    except UserError as e:
+        raise pytest.UsageError(f"--attnsvm-budget: {e}") from None
+    seed = config.getoption("attnsvm_seed")
+    if seed < 0:
+        raise pytest.UsageError(f"--attnsvm-seed: must be a non-negative integer, got {seed}")
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent):
@@ -131,6 +149,8 @@ class ClaimItem(pytest.Item):
         if rep.error:
             lines.append(f"error in {rep.error.get('where', 'code')}: {rep.error.get('type')}: {rep.error.get('message')}"
                          + (f" at {rep.error['frame']}" if rep.error.get("frame") else ""))
+            if rep.error.get("instance") is not None:
+                lines.append(f"instance: {_compact(rep.error['instance'])}")
         if rep.witness is not None:
             lines.append(f"counterexample: {_shown(self.witness_file)}")
             lines.append(f"outcome: {rep.witness.get('outcome')}")
@@ -139,6 +159,18 @@ class ClaimItem(pytest.Item):
 
     def reportinfo(self):
         return self.path, None, f"claim {self.name}"
+
+
+def _compact(obj) -> str:
+    """An instance as compact JSON on one line (the form `--json` reports and witnesses hold)."""
+    import json
+
+    from attnsvm.files import strict
+
+    try:
+        return json.dumps(strict(obj), separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return repr(obj)
 
 
 def _shown(path: Path) -> str:

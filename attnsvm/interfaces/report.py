@@ -42,9 +42,23 @@ def summary(r: Report) -> str:
             head += f", {ev['inconclusive']} undecided"
         if searched(ev):
             head += f"; {searched(ev)}"
+        if r.error is None:              # code that raised: the exception is the evidence
+            head += "".join(f"; {b}" for b in settings(ev) if b)
     bits = [ev["note"]] if "note" in ev else []
     bits += [head, f"seed {ev.get('seed')}, {ev.get('budget', '')}"]
     return "; ".join(str(b) for b in bits if b)
+
+
+def settings(ev: dict) -> list[str]:
+    """What numeric evidence was measured against, briefly: the finite-horizon proxy, the horizon,
+    the tolerance and (SUPPORTED) the failure rate the search could have missed (rule of three)."""
+    bits = [f"proxy: {ev['proxy']}" if ev.get("proxy") else "",
+            f"horizon {ev['horizon']}" if ev.get("horizon") else "",
+            f"tolerance {ev['tolerance']}" if ev.get("tolerance") else ""]
+    held = ev.get("instances")
+    if ev.get("power") and isinstance(held, int) and held > 0:
+        bits.append(f"power: a failure rate above {3 / held:.2g} would have shown (95%)")
+    return bits
 
 
 def table(reports: list[Report]):

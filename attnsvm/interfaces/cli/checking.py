@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -13,6 +14,7 @@ from attnsvm.errors import UserError
 from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
 
 AUTO_WORKERS_FROM = 8     # fan out over processes from this many parts on (fewer: in-process)
+WITNESS_DIR = "attnsvm-witnesses"    # `check FILE.py`: where counterexamples to the file's claims go
 
 
 @app.command("list")
@@ -85,6 +87,12 @@ WorkersOpt = typer.Option(0, "--workers", min=0,
 def run_tasks(tasks, executor: str, workers: int, err):
     """Run the tasks on the executor with a progress bar on `err`: (reports in task order, whether
     interrupted). An interrupt cancels what is pending and keeps the parts that finished."""
+    done, interrupted = _run_indexed(tasks, executor, workers, err)
+    return [done[k] for k in range(len(tasks)) if k in done], interrupted
+
+
+def _run_indexed(tasks, executor: str, workers: int, err):
+    """`run_tasks`, with the reports keyed by their task's index."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from attnsvm.claims import runner
@@ -110,16 +118,21 @@ def run_tasks(tasks, executor: str, workers: int, err):
                 f.cancel()
         finally:
             pool.shutdown(wait=not interrupted, cancel_futures=True)
-    return [done[k] for k in range(len(tasks)) if k in done], interrupted
+    return done, interrupted
 
 
 @app.command()
 def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or Python files of claims"),
           budget: str = BudgetOpt, seed: int = SeedOpt, json_file: Optional[Path] = JsonOpt,
           search: bool = typer.Option(False, "--search", help="search afresh instead of replaying stored witnesses"),
-          workers: int = WorkersOpt, executor: str = ExecutorOpt):
+          workers: int = WorkersOpt, executor: str = ExecutorOpt,
+          witness_dir: Path = typer.Option(Path(WITNESS_DIR), "--witnesses", metavar="DIR",
+                                           help="where the counterexamples to claims from Python files are written "
+                                                "(created when one is found)")):
     """Derivation + search + necessity of each hypothesis, as a verdict table. Exit 0 only when
-    every verdict is as expected (no expectation: PROVED, CERTIFIED or SUPPORTED)."""
+    every verdict is as expected (no expectation: PROVED, CERTIFIED or SUPPORTED). A claim from a
+    Python file that is REFUTED gets its witness written to the --witnesses directory, with the
+    command that replays it."""
     from attnsvm.claims.budget import get_budget
     from attnsvm.files import check_output, write_json_atomic
     from attnsvm.interfaces.report import print_table
@@ -128,13 +141,21 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
     b = get_budget(budget)
     if json_file:
         check_output(json_file)
+    if any(t.endswith(".py") for t in targets):
+        check_witness_dir(witness_dir)
     tasks, reports_failed = tasks_of(targets, b.name, seed, search)
-    done, interrupted = run_tasks(tasks, executor, workers, err)
+    indexed, interrupted = _run_indexed(tasks, executor, workers, err)
+    done = [indexed[k] for k in range(len(tasks)) if k in indexed]
+    saved, unsaved = save_user_witnesses([(tasks[k], indexed[k]) for k in sorted(indexed)], witness_dir)
     reports = reports_failed + done
     print_table(reports, out)
+    for line in saved:
+        out.print(line, markup=False, highlight=False, soft_wrap=True)
     if json_file:
         write_json_atomic(json_file, {"budget": b.to_json(), "seed": seed, "interrupted": interrupted,
                                       "reports": [r.to_json() for r in reports]})
+    if unsaved:                  # the table and the JSON are out; a witness that could not be written is an error
+        raise UserError(unsaved[0] + (f" (and {len(unsaved) - 1} more)" if len(unsaved) > 1 else ""))
     if interrupted:
         err.print(f"interrupted after {len(done)} of {len(tasks)} parts"
                   + (f"; completed parts saved to {json_file}" if json_file else ""))
@@ -142,6 +163,63 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
     bad = [r for r in reports if not r.as_expected]
     out.print(f"{len(reports) - len(bad)} of {len(reports)} verdicts as expected")
     raise typer.Exit(1 if bad else 0)
+
+
+def check_witness_dir(folder: Path) -> None:
+    """The witness directory must be a writable directory, or a path that can be created as one:
+    one-line UserError otherwise (checked before any work is done)."""
+    if folder.exists():
+        if not folder.is_dir():
+            raise UserError(f"--witnesses {folder}: exists and is not a directory")
+        if not os.access(folder, os.W_OK | os.X_OK):
+            raise UserError(f"--witnesses {folder}: directory is not writable")
+        return
+    parent = folder.absolute().parent
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise UserError(f"--witnesses {folder}: cannot be created ({parent} is not a writable directory)")
+
+
+def _shown(path) -> str:
+    """A path as a user types it back: relative to the current directory when under it."""
+    try:
+        return Path(path).resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def save_user_witnesses(pairs, folder: Path) -> tuple[list[str], list[str]]:
+    """Write the witness of each REFUTED claim from a user's file (task, report) to `folder` as
+    `<file stem>--<variable>.json` (atomically: a file is there whole or not at all). Returns, per
+    witness written, the line naming the file and the command that replays it (its path is also
+    recorded in the report's evidence, `witness_file`), and one message per witness that could
+    not be written. Results of the registry keep their stored witnesses and are not written here."""
+    from attnsvm.files import write_json_atomic
+
+    lines, failed, used = [], [], set()
+    for task, rep in pairs:
+        if task.file is None or rep.witness is None or str(rep.verdict) != "REFUTED":
+            continue
+        stem = f"{Path(task.file).stem}--{task.name}"
+        name, k = f"{stem}.json", 2
+        while name in used:                          # two files of the same name in different directories
+            name, k = f"{stem}-{k}.json", k + 1
+        used.add(name)
+        path = folder / name
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(path, rep.witness)
+        except OSError as e:
+            failed.append(f"--witnesses {folder}: cannot write the witness of {task.id} ({e.strerror})")
+            continue
+        except UserError as e:
+            failed.append(f"cannot write the witness of {task.id}: {e}")
+            continue
+        rep.evidence["witness_file"] = str(path)
+        lines.append(f"{task.id}: REFUTED; counterexample {_shown(path)}; "
+                     f"replay: attnsvm replay {shlex.quote(_shown(path))} --claims {shlex.quote(_shown(task.file))}")
+    return lines, failed
 
 
 def _resolve(target: str, claims_file: Optional[Path] = None):
@@ -185,7 +263,10 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
     out, err = consoles()
     claim, source = _resolve(target)
     if drop:
-        s = registry.searches(registry.entry(target)).get(drop[0]) if source == target and len(drop) == 1 else None
+        # a result's necessity search may bring its own instance space; a user's claim (source
+        # 'FILE.py:NAME') is searched in its own space, with any number of hypotheses dropped
+        builtin = ":" not in source
+        s = registry.searches(registry.entry(source)).get(drop[0]) if builtin and len(drop) == 1 else None
         claim = claim.drop(*drop, instances=s.instances if s else None)
     path = out_file or Path(f"{claim.name.replace(':', '_')}--{'-'.join(sorted(drop)) or 'none'}.json")
     check_output(path)
@@ -236,7 +317,7 @@ def replay(witness: Path = typer.Argument(..., help="a witness JSON file"), json
         searches = registry.searches(registry.entry(source)) if ":" not in source else {}
         s = searches.get(dropped[0]) if len(dropped) == 1 else None
         claim = claim.drop(*dropped, instances=s.instances if s else None)
-    rep = replay_witness(w, claim)
+    rep = replay_witness(w, replace(claim, expected=("REFUTED",)))     # a replay is as expected when it still refutes
     rep.evidence["witness_file"] = str(witness)
     print_table([rep], out)
     if json_file:
