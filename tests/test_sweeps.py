@@ -394,3 +394,37 @@ def test_every_run_discarded_is_inconclusive_and_strict_json(tmp_path):
         raise ValueError(constant)
     json.loads((tmp_path / "fig9.json").read_text(), parse_constant=refuse)
     assert (tmp_path / "fig9.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("text, message", [
+    ("12,12,12", "repeated value 12"), ("4,2,4", "repeated value 4"), ("1,,2", "empty item"), (",", "empty item"),
+    ("", "empty item"), ("2,", "empty item"),
+])
+def test_int_list_rejects_repeats_and_empty_items(text, message):
+    from attnsvm.interfaces.sweeps.cli import int_list, joined_int_list
+
+    with pytest.raises(UserError, match=message):
+        int_list(text, "d")
+    with pytest.raises(UserError, match=message):
+        joined_int_list(text, "C")
+
+
+def test_int_lists_are_sorted_and_trend_verdicts_order_free():
+    from attnsvm.interfaces.sweeps.cli import int_list, joined_int_list
+
+    assert int_list("8,2,4", "d") == (2, 4, 8) and int_list("2:8:2", "d") == (2, 4, 6, 8)
+    assert joined_int_list("100,1:3", "C") == (1, 2, 3, 100)
+    with pytest.raises(UserError, match="repeated value 2"):
+        joined_int_list("1:3,2", "C")
+    groups = [(2, 10, 100), (8, 90, 100)]
+    assert stats.trend_check("rises", groups) == stats.trend_check("rises", groups[::-1])
+
+
+@pytest.mark.parametrize("args", [
+    ["fig9", "--d", "12,12"], ["fig10", "--d", "2,,4"], ["tfsvm-rank", "--n", "5,5"], ["tfsvm-rank", "--T", "3,"],
+    ["fig5", "--C", ","], ["fig5", "--C", ""], ["fig5", "--C", "1:10,5"],
+])
+def test_cli_list_options_reject_repeats_and_empty_items_before_writing(tmp_path, args):
+    r = _cli(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("error: --") and len(r.stderr.splitlines()) == 1
+    assert not (tmp_path / "o").exists()

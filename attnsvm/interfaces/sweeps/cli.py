@@ -32,7 +32,12 @@ SeedOpt = typer.Option(0, "--seed", help="random seed (each trial has its own st
 
 
 def int_list(text: str, name: str) -> tuple[int, ...]:
-    """'2,4,6' or '2:16:2' (inclusive range) -> positive ints."""
+    """'2,4,6' or '2:16:2' (inclusive range) -> distinct positive ints, sorted ascending (so
+    every verdict is independent of the order typed). Empty items ('1,,2', ',') and repeats
+    ('12,12': each would count the same trials again) are one-line errors."""
+    items = text.split(",") if ":" not in text else [text]
+    if not text.strip() or any(not x.strip() for x in items):
+        raise UserError(f"--{name}: empty item in {text!r} (expected integers like '2,4,8' or 'LO:HI[:STEP]')")
     try:
         if ":" in text:
             parts = [int(x) for x in text.split(":")]
@@ -43,14 +48,32 @@ def int_list(text: str, name: str) -> tuple[int, ...]:
                 raise ValueError
             vals = tuple(range(lo, hi + 1, step))
         else:
-            vals = tuple(int(x) for x in text.split(",") if x.strip())
+            vals = tuple(int(x) for x in items)
     except ValueError:
         raise UserError(f"--{name}: expected integers like '2,4,8' or 'LO:HI[:STEP]', got {text!r}") from None
     if not vals or any(v < 1 for v in vals):
         raise UserError(f"--{name}: expected positive integers, got {text!r}")
     if max(vals) > MAX_SIZE:
         raise UserError(f"--{name}: sizes above {MAX_SIZE} are not supported, got {max(vals)}")
-    return vals
+    repeats = sorted({v for v in vals if vals.count(v) > 1})
+    if repeats:
+        raise UserError(f"--{name}: repeated value{'s' if len(repeats) > 1 else ''} "
+                        f"{', '.join(map(str, repeats))} in {text!r} (each value once)")
+    return tuple(sorted(vals))
+
+
+def joined_int_list(text: str, name: str) -> tuple[int, ...]:
+    """Comma-joined items, each an integer or 'LO:HI[:STEP]' range ('1:10,100'): distinct,
+    sorted; empty items and repeats (also across ranges) are one-line errors."""
+    parts = text.split(",")
+    if not text.strip() or any(not x.strip() for x in parts):
+        raise UserError(f"--{name}: empty item in {text!r} (expected e.g. '1,2,5' or '1:10,100')")
+    vals = [v for part in parts for v in int_list(part.strip(), name)]
+    repeats = sorted({v for v in vals if vals.count(v) > 1})
+    if repeats:
+        raise UserError(f"--{name}: repeated value{'s' if len(repeats) > 1 else ''} "
+                        f"{', '.join(map(str, repeats))} in {text!r} (each value once)")
+    return tuple(sorted(vals))
 
 
 MAX_SIZE = 100_000      # any n, T, d, count or step count beyond this is a typo, not an experiment (memory)
@@ -377,7 +400,7 @@ def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's op
     """Figure 5 (Max-Margin Token Selection, Section 4): the correlation and logistic losses bias GD to different tokens."""
     from attnsvm.interfaces.sweeps import fig5 as F
 
-    Cs = tuple(sorted({c for part in C.split(",") if part.strip() for c in int_list(part, "C")}))
+    Cs = joined_int_list(C, "C")
     for name, v in (("steps", steps), ("lr", lr), ("window", window)):
         positive(v, name)
     if window > steps:

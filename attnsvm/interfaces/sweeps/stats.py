@@ -45,7 +45,10 @@ def drop_z(a: tuple[float, int, int], b: tuple[float, int, int]) -> float:
 
 def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> dict:
     """SUPPORTED: increasing trend at z > 3 and no consecutive drop at z < -3; REFUTED: a
-    decreasing trend or a significant drop; INCONCLUSIVE otherwise."""
+    decreasing trend or a significant drop; INCONCLUSIVE otherwise. The groups are taken in
+    ascending x (the "drop" compares neighbours in x), so the verdict does not depend on the
+    order they are given in."""
+    groups = sorted(groups, key=lambda g: g[0])
     z = trend_z(groups)
     drops = [(groups[i][0], groups[i + 1][0], drop_z(groups[i], groups[i + 1])) for i in range(len(groups) - 1)]
     worst = min(drops, key=lambda t: t[2]) if drops else None
