@@ -428,3 +428,16 @@ def test_cli_list_options_reject_repeats_and_empty_items_before_writing(tmp_path
     r = _cli(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("error: --") and len(r.stderr.splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_negative_gap_bound_counts_only_runs_that_could_show_one(tiny):
+    """The denominator of "negative score gaps in < 1%" is the saturated, classified runs; with
+    none (one step: nothing saturates) the verdict is INCONCLUSIVE, never SUPPORTED."""
+    _, summary, records = tiny
+    classified = sum(r["cls"] in ("lmm", "gmm", "neither") for r in records)
+    neg = sum(r["cls"] == "neither" for r in records)
+    row = next(c for c in summary["checks"] if c["claim"].startswith("negative score gaps"))
+    assert row["evidence"].startswith(f"{neg} of {classified} ")
+    unsat = [{**r, "cls": "non-saturated", "gap": None, "corr": None} for r in records]
+    row = next(c for c in fig9.summarize(TINY, unsat)["checks"] if c["claim"].startswith("negative score gaps"))
+    assert row["verdict"] == "INCONCLUSIVE"

@@ -69,7 +69,10 @@ def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> dict:
 
 def upper_bound_check(claim: str, k: int, n: int, bound: float) -> dict:
     """SUPPORTED if the 95% Wilson upper limit of k/n is below `bound`, REFUTED if the lower
-    limit is above it, else INCONCLUSIVE."""
+    limit is above it, else INCONCLUSIVE (also with no runs, or too few for the interval to
+    clear the bound)."""
+    if n == 0:
+        return {"claim": claim, "verdict": "INCONCLUSIVE", "evidence": f"no runs that could show it (0 of 0) vs {bound:.2%}"}
     lo, hi = wilson(k, n)
     verdict = "SUPPORTED" if hi < bound else "REFUTED" if lo > bound else "INCONCLUSIVE"
     return {"claim": claim, "verdict": verdict,
