@@ -200,3 +200,36 @@ def test_cli_fig5_writes_strict_json_and_png(tmp_path):
     assert [c["verdict"] for c in summary["checks"]] == ["SUPPORTED"] * 3
     assert (tmp_path / "o" / "fig5.png").read_bytes()[:4] == b"\x89PNG"
     assert "SUPPORTED" in r.stdout and "the paper's claims" in r.stdout
+
+
+def test_fig5_verdicts_need_selection_and_two_values_of_C():
+    """After one step (1 - s ~ 0.5: no token selected) the two losses' leans are no selection:
+    INCONCLUSIVE; "more as C grows" from a single C is INCONCLUSIVE; a non-finite run is no evidence."""
+    from attnsvm.interfaces.sweeps import fig5 as F
+
+    def verdicts(s):
+        return [c["verdict"] for c in F.summarize(s, [r for sh in s.shards() for r in F.run_shard(
+            {**s.to_json()}, sh)["records"]])["checks"]]
+
+    assert verdicts(F.Settings(Cs=(1, 2, 100), steps=1, window=1))[2] == "INCONCLUSIVE"
+    assert verdicts(F.Settings(Cs=(100,), steps=300, window=200))[:2] == ["INCONCLUSIVE"] * 2
+    s = F.Settings(Cs=(1, 2, 100), steps=300, window=200)
+    recs = [r for sh in s.shards() for r in F.run_shard(s.to_json(), sh)["records"]]
+    assert [c["verdict"] for c in F.summarize(s, recs)["checks"]] == ["SUPPORTED"] * 3
+    bad = [{**r, "status": "non-finite"} if r["C"] == 100 else r for r in recs]
+    assert [c["verdict"] for c in F.summarize(s, bad)["checks"]] == ["INCONCLUSIVE"] * 3
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fig1", "--tol", "0.9"], "--tol must be at most 0.1"),
+    (["fig3c", "--tol", "0.5"], "--tol must be at most 0.1"),
+    (["fig10", "--gap-tol", "1e300"], "--gap-tol must be at most 0.5"),
+    (["fig4", "--level", "0.1"], "at least 0.5"),
+    (["fig9", "--sat-tol", "1e300"], "--sat-tol must be at most 0.01"),
+    (["tfsvm-local", "--sat-tol", "0.5"], "--sat-tol must be at most 0.01"),
+    (["tfsvm-rank", "--rank-tol", "5"], "--rank-tol must be at most 0.01"),
+])
+def test_cli_tolerances_have_upper_bounds(tmp_path, args, message):
+    r = _cli(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()

@@ -441,3 +441,25 @@ def test_negative_gap_bound_counts_only_runs_that_could_show_one(tiny):
     unsat = [{**r, "cls": "non-saturated", "gap": None, "corr": None} for r in records]
     row = next(c for c in fig9.summarize(TINY, unsat)["checks"] if c["claim"].startswith("negative score gaps"))
     assert row["verdict"] == "INCONCLUSIVE"
+
+
+def test_tfsvm_rank_checks_count_only_informative_instances():
+    """rank <= n is counted only where d > n (INCONCLUSIVE if none); "lower rank" is a paired
+    comparison (ties are no evidence) and names nuclear solves that ended in error."""
+    from attnsvm.interfaces.sweeps import tfsvm_rank as R
+
+    s = R.Settings(ns=(3,), Ts=(3,), dims=(1, 2, 3), trials=2)
+    rec = lambda d, t, fro, nuc, **kw: {"n": 3, "T": 3, "d": d, "trial": t, "status": "optimal", "rank_fro": fro,
+                                        "rank_nuc": nuc, **kw}
+    recs = [rec(d, t, min(d, 3), min(d, 3)) for d in (1, 2, 3) for t in range(2)]
+    checks = R.summarize(s, recs)["checks"]
+    assert checks[0]["verdict"] == "INCONCLUSIVE" and "no feasible instance with d > n" in checks[0]["evidence"]
+    assert checks[2]["verdict"] == "INCONCLUSIVE"                     # all ties
+    s = R.Settings(ns=(1,), Ts=(3,), dims=(2, 3), trials=4)
+    recs = [{**rec(d, t, 2, 1, nuc_status="optimal"), "n": 1} for d in (2, 3) for t in range(4)]
+    recs[-1] = {**recs[-1], "rank_nuc": None, "nuc_status": "solver_error"}
+    checks = R.summarize(s, recs)["checks"]
+    assert checks[0]["verdict"] == "REFUTED"                          # rank 2 > n = 1 with d > n
+    assert checks[2]["verdict"] == "SUPPORTED" and "1 nuclear solve ended in error (solver_error)" in checks[2]["evidence"]
+    recs = [{**r, "rank_nuc": 1 if i == 0 else 2} for i, r in enumerate(recs[:-1])]   # lower on 1 of 1 that differ
+    assert R.summarize(s, recs)["checks"][2]["verdict"] == "INCONCLUSIVE"

@@ -89,6 +89,19 @@ def positive(value, name: str, strict: bool = True):
     return value
 
 
+def at_most(value: float, limit: float, name: str, why: str) -> float:
+    """A tolerance's upper bound: `value` if <= limit, else a one-line UserError saying why."""
+    if value > limit:
+        raise UserError(f"--{name} must be at most {limit:g} ({why}), got {value:g}")
+    return value
+
+
+TOL_MAX = 0.1           # fig1 / fig3c: 1 - corr or 1 - probability; looser would call a path far off "converged"
+SAT_TOL_MAX = 0.01      # mean_i (1 - s_{i,alpha_i}): looser is not a selected token (fig4's level 0.99)
+RANK_TOL_MAX = 0.01     # singular values counted above this * sigma_1
+GAP_TOL_MAX = 0.5       # a "small" negative score gap (scores lie in [-1, 1]; Figure 9(b)'s bins are 0.05)
+
+
 def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, executor: str = "local"):
     """Run a sweep with a rich progress bar over shards; returns (result, seconds). No more
     worker processes than shards; one worker runs in-process. The kernel is loaded (and its
@@ -158,6 +171,8 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
             positive(v, name)
     if T < 2:
         raise UserError(f"--T must be at least 2, got {T}")
+    if sat_tol is not None:
+        at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
     positive(init_scale, "init-scale", strict=False)
     s = F.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, lr=lr, loss=loss,
                  init_scale=init_scale, sat_tol=sat_tol, seed=seed, shard_size=shard_size)
@@ -199,6 +214,7 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
 
     positive(trials, "trials")
     positive(rank_tol, "rank-tol")
+    at_most(rank_tol, RANK_TOL_MAX, "rank-tol", "relative to sigma_1; a looser one hides rank")
     s = R.Settings(ns=int_list(n, "n"), Ts=int_list(T, "T"), dims=int_list(d, "d"), trials=trials, nuclear=nuclear,
                    rank_tol=rank_tol, seed=seed)
     if min(s.Ts) < 2:
@@ -246,6 +262,7 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                     ("shard-size", shard_size)):
         positive(v, name)
     positive(init_scale, "init-scale", strict=False)
+    at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
     if T < 2:
         raise UserError(f"--T must be at least 2, got {T}")
     if kq_normalization not in ("per-factor", "joint"):
@@ -294,13 +311,12 @@ def _finish_figure(name: str, summary: dict, out: Path, json_file: Optional[Path
 
 
 def _check_horizon(steps: int, lr: float, tol: float, window: int) -> None:
-    """The options of a figure's horizon: finite positive numbers, 2 <= window <= steps, tol < 1."""
+    """The options of a figure's horizon: finite positive numbers, 2 <= window <= steps, tol <= TOL_MAX."""
     for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
         positive(v, name)
     if steps < 2 or window > steps:
         raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
-    if tol >= 1:
-        raise UserError(f"--tol must be below 1, got {tol}")
+    at_most(tol, TOL_MAX, "tol", "a looser proxy would call a path far from its limit converged")
 
 
 @app.command()
@@ -373,8 +389,8 @@ def fig4(trials: int = typer.Option(50, "--trials", help="random datasets of Fig
         positive(v, name)
     if steps < 2:
         raise UserError(f"--steps must be at least 2, got {steps}")
-    if level >= 1:
-        raise UserError(f"--level must be below 1, got {level}")
+    if not 0.5 <= level < 1:
+        raise UserError(f"--level must be below 1 and at least 0.5 (a softmax mass below 1/2 selects nothing), got {level}")
     json_file = _json_target(json_file)
     s = F.Settings(trials=trials, steps=steps, ngd_lr=ngd_lr, gd_lr=gd_lr, level=level, seed=seed, shard_size=shard_size)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig4", executor)
@@ -441,6 +457,7 @@ def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
         positive(v, name)
     if T < 2:
         raise UserError(f"--T must be at least 2, got {T}")
+    at_most(gap_tol, GAP_TOL_MAX, "gap-tol", "scores lie in [-1, 1]; a larger negative gap is not small")
     json_file = _json_target(json_file)
     s = F9.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, seed=seed,
                   shard_size=shard_size)

@@ -16,7 +16,11 @@ input's optimal token is attended more. Proxies (deterministic data, no seed):
 * logistic loss: b(C) < 0 for every C > 1 and non-increasing in C (REFUTED if b > 0 at the
   largest C);
 * the two losses select different tokens: at the largest C the correlation run attends most to
-  input 1's optimal token and the logistic run to input 2's (REFUTED if both lean the same way).
+  input 1's optimal token and the logistic run to input 2's (REFUTED if both lean the same way),
+  judged only once each run has selected the token it leans towards (its softmax probability
+  >= SELECTED = 0.99 at t*; before that, e.g. after one step with 1 - s ~ 0.5, INCONCLUSIVE);
+* "more as C grows" needs at least two values of C (INCONCLUSIVE from one); a non-finite run is
+  no evidence (INCONCLUSIVE).
 |b| <= ZERO counts as no lean.
 """
 
@@ -34,6 +38,7 @@ from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 LOSSES = ("correlation", "logistic")
 KEYS = [[[0, 0], [1, 1]], [[0, 0], [1, -1]]]
 ZERO = 1e-12
+SELECTED = 0.99     # a run selects a token once its softmax probability is >= this (fig4's default level)
 
 
 @dataclass(frozen=True)
@@ -80,23 +85,45 @@ def run_shard(settings: dict, shard: Shard) -> dict:
 
 
 def _lean(claim: str, recs: list[dict], sign: int, toward: str) -> dict:
+    """SUPPORTED needs every C > 1 to lean the claimed way and b monotone in C over at least two
+    values of C ("more as C grows" cannot be read from one); REFUTED if the largest C leans the
+    other way; a run with a non-finite status is no evidence (INCONCLUSIVE)."""
     b = [r["bias"] for r in recs]
     Cs = [r["C"] for r in recs]
     big = [x for C, x in zip(Cs, b) if C > 1]
     leans = all(sign * x > ZERO for x in big)
     monotone = all(sign * (y - x) >= -ZERO for x, y in zip(b, b[1:]))
     last = sign * b[-1]
-    verdict = "SUPPORTED" if leans and monotone and big else "REFUTED" if last < -ZERO else "INCONCLUSIVE"
+    untrusted = [r["C"] for r in recs if r["status"] == "non-finite" or not np.isfinite(r["bias"])]
+    if untrusted:
+        verdict = "INCONCLUSIVE"
+    else:
+        verdict = ("SUPPORTED" if leans and monotone and big and len(Cs) >= 2 else "REFUTED" if last < -ZERO
+                   else "INCONCLUSIVE")
     return check(claim, verdict, f"b(C) at t* = {dict(zip(Cs, [round(x, 4) for x in b]))}: "
                                  f"{'all' if leans else 'not all'} C > 1 lean towards {toward}, "
-                                 f"{'monotone' if monotone else 'not monotone'} in C", bias=dict(zip(map(str, Cs), b)))
+                                 f"{'monotone' if monotone else 'not monotone'} in C"
+                                 + ("" if len(Cs) >= 2 else " (one C: 'more as C grows' needs at least two)")
+                                 + (f"; non-finite run at C = {untrusted} (untrusted)" if untrusted else ""),
+                 bias=dict(zip(map(str, Cs), b)))
+
+
+def _selected(r: dict) -> bool:
+    """The run has selected the token it leans towards at t*: 1 - s_{i,opt} <= 1 - SELECTED for
+    the input i of its lean (input 1 if b > 0, input 2 if b < 0), on a finite run."""
+    if r["status"] == "non-finite" or not np.isfinite(r["bias"]) or abs(r["bias"]) <= ZERO:
+        return False
+    return r["unsat"][0 if r["bias"] > 0 else 1] <= 1 - SELECTED
 
 
 def summarize(s: Settings, records: list[dict]) -> dict:
     by = {loss: sorted((r for r in records if r["loss"] == loss), key=lambda r: r["C"]) for loss in LOSSES}
     top = {loss: by[loss][-1] for loss in LOSSES}
     corr_b, log_b = top["correlation"]["bias"], top["logistic"]["bias"]
-    if corr_b > ZERO and log_b < -ZERO:
+    selected = all(_selected(top[loss]) for loss in LOSSES)
+    if not selected:
+        verdict = "INCONCLUSIVE"        # a lean before any token is selected (1 - s ~ 0.5) is no selection
+    elif corr_b > ZERO and log_b < -ZERO:
         verdict = "SUPPORTED"
     elif (corr_b > ZERO and log_b > ZERO) or (corr_b < -ZERO and log_b < -ZERO) or (corr_b < -ZERO < ZERO < log_b):
         verdict = "REFUTED"
@@ -112,7 +139,9 @@ def summarize(s: Settings, records: list[dict]) -> dict:
         check("the correlation and the logistic loss select different tokens (Figure 5)", verdict,
               f"at C = {C}, t* = {s.window}: correlation b = {corr_b:.4f}, (1 - s_1,opt, 1 - s_2,opt) = "
               f"({so['correlation'][0]:.3g}, {so['correlation'][1]:.3g}); logistic b = {log_b:.4f}, "
-              f"(1 - s_1,opt, 1 - s_2,opt) = ({so['logistic'][0]:.3g}, {so['logistic'][1]:.3g})"),
+              f"(1 - s_1,opt, 1 - s_2,opt) = ({so['logistic'][0]:.3g}, {so['logistic'][1]:.3g})"
+              + ("" if selected else f"; not both runs have selected the token they lean towards "
+                                     f"(s >= {SELECTED:g}) at t*: no selection to compare")),
     ]
     rows = [{k: r[k] for k in ("loss", "C", "bias", "bias_H", "unsat", "p_window", "p_H", "status")} for r in records]
     return {"settings": s.to_json(), "rows": rows, "checks": with_conditions(checks, s.describe())}

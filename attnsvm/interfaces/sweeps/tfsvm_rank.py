@@ -4,9 +4,12 @@ experiment): for n in {5,10,15}, T in {5,10,15}, d in 1..20, random self-attenti
 W_mm (Frobenius, quadprog) and W*_mm (nuclear norm, cvxpy) and measure their ranks
 (singular values above rank_tol * sigma_1; cvxpy's accuracy is ~1e-8 relative).
 
-Checks: rank(W_mm) <= n on every feasible instance (claim 5: the KKT form has rank <= n);
-feasible on every instance with d >= max(T-1, n) (claim 3); W*_mm has lower mean rank than
-W_mm (the nuclear norm's low-rank bias, claim 2).
+Checks: rank(W_mm) <= n on every feasible instance (claim 5: the KKT form has rank <= n),
+counted only where d > n (for d <= n it holds trivially); feasible on every instance with
+d >= max(T-1, n) (claim 3); W*_mm has lower rank than W_mm (the nuclear norm's low-rank bias,
+claim 2), paired per instance: of the instances where the ranks differ, W*_mm is lower on most
+(95% Wilson interval above 1/2; below 1/2 refutes); nuclear solves that ended in error are
+counted in the evidence.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 from attnsvm import svm
 from attnsvm.files import write_json_atomic
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
+from attnsvm.interfaces.sweeps.stats import wilson
 
 
 @dataclass(frozen=True)
@@ -80,25 +84,39 @@ def summarize(s: Settings, records: list[dict]) -> dict:
                              "mean_rank_fro": float(np.mean(fr)) if fr else None,
                              "mean_rank_nuc": float(np.mean(nu)) if nu else None})
     feas = [r for r in records if r["rank_fro"] is not None]
-    over = [r for r in feas if r["rank_fro"] > r["n"]]
+    informative = [r for r in feas if r["d"] > r["n"]]          # d <= n: rank <= d <= n holds trivially
+    over = [r for r in informative if r["rank_fro"] > r["n"]]
     big = [r for r in records if r["d"] >= max(r["T"] - 1, r["n"])]
     infeasible_big = [r for r in big if r["status"] != "optimal"]
     paired = [r for r in feas if r["rank_nuc"] is not None]
+    nuc_failed = [r for r in feas if s.nuclear and r["rank_nuc"] is None]     # a nuclear solve that ended in error
+    lower = sum(r["rank_nuc"] < r["rank_fro"] for r in paired)
+    higher = sum(r["rank_nuc"] > r["rank_fro"] for r in paired)
     mf = float(np.mean([r["rank_fro"] for r in paired])) if paired else None
     mn = float(np.mean([r["rank_nuc"] for r in paired])) if paired else None
     where = f"; {s.trials} trials per (n, T, d), rank_tol {s.rank_tol:g}, seed {s.seed}"
+    # paired: of the instances where the two ranks differ, W*_mm is lower on most (95% Wilson
+    # interval of lower / (lower + higher) above 1/2), REFUTED below 1/2; ties carry no evidence
+    lo, hi = wilson(lower, lower + higher)
+    low_rank = ("INCONCLUSIVE" if lower + higher == 0 else "SUPPORTED" if lo > 0.5 else "REFUTED" if hi < 0.5
+                else "INCONCLUSIVE")
+    failed = (f"; {len(nuc_failed)} nuclear solve{'s' if len(nuc_failed) != 1 else ''} ended in error "
+              f"({', '.join(sorted({str(r.get('nuc_status')) for r in nuc_failed}))})" if nuc_failed else "")
     checks = [
-        {"claim": "rank(W_mm) <= n on every feasible instance (KKT form)",
-         "verdict": "INCONCLUSIVE" if not feas else "REFUTED" if over else "SUPPORTED",
-         "evidence": f"{len(over)} of {len(feas)} feasible instances exceed n" + where},
+        {"claim": "rank(W_mm) <= n on every feasible instance (KKT form; counted where d > n, as d <= n makes it trivial)",
+         "verdict": "INCONCLUSIVE" if not informative else "REFUTED" if over else "SUPPORTED",
+         "evidence": (f"{len(over)} of {len(informative)} feasible instances with d > n exceed n "
+                      f"({len(feas) - len(informative)} with d <= n not counted)" if informative else
+                      f"no feasible instance with d > n ({len(feas)} with d <= n, where it holds trivially)") + where},
         {"claim": "feasible for every instance with d >= max(T-1, n)",
          "verdict": "INCONCLUSIVE" if not big else "REFUTED" if infeasible_big else "SUPPORTED",
          "evidence": f"{len(infeasible_big)} of {len(big)} such instances infeasible/unsolved" + where},
-        {"claim": "nuclear-norm W*_mm has lower rank than Frobenius W_mm (low-rank bias)",
-         "verdict": "INCONCLUSIVE" if not paired else "SUPPORTED" if mn < mf else "REFUTED",
-         "evidence": (f"mean rank {mn:.2f} (W*_mm) vs {mf:.2f} (W_mm) over {len(paired)} instances; "
-                      f"lower on {sum(r['rank_nuc'] < r['rank_fro'] for r in paired)}, higher on "
-                      f"{sum(r['rank_nuc'] > r['rank_fro'] for r in paired)}" if paired else "no nuclear solves") + where},
+        {"claim": "nuclear-norm W*_mm has lower rank than Frobenius W_mm (low-rank bias; paired, per instance)",
+         "verdict": low_rank,
+         "evidence": (f"W*_mm lower on {lower}, higher on {higher}, equal on {len(paired) - lower - higher} of "
+                      f"{len(paired)} instances (lower on {lower} of {lower + higher} that differ, 95% CI "
+                      f"{lo:.3f}..{hi:.3f} vs 1/2); mean rank {mn:.2f} (W*_mm) vs {mf:.2f} (W_mm)"
+                      if paired else "no nuclear solves") + failed + where},
     ]
     return {"settings": s.to_json(), "table": rows, "checks": checks}
 
