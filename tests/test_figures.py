@@ -233,3 +233,31 @@ def test_cli_tolerances_have_upper_bounds(tmp_path, args, message):
     r = _cli(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("error: ") and message in r.stderr
     assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_fig4_ties_and_neither_reaching_are_no_evidence(tmp_path):
+    """Two steps: neither rule reaches the level, so "NGD saturates faster" is INCONCLUSIVE (it was
+    REFUTED '0 of 20'); the sign test counts only trials where one rule reached it first."""
+    summary, records = fig4.sweep(fig4.Settings(trials=6, steps=2, shard_size=6), tmp_path, Inline(), draw=False)
+    assert all(r[k]["hit"] is None for r in records for k in ("ngd", "gd"))
+    first = summary["checks"][0]
+    assert first["verdict"] == "INCONCLUSIVE" and first["n"] == 0 and "6 trials tied or neither reached it" in first["evidence"]
+
+
+def test_tfsvm_local_still_rising_is_inconclusive_not_refuted():
+    """The (K, Q) rule of fig1-fig5: a mean corr 0.81 -> 0.90 over [H/2, H], still rising, is
+    INCONCLUSIVE (it was REFUTED at 0.897); falling away from 0.99 is REFUTED; within 0.01 throughout
+    the second half is SUPPORTED; a non-finite run is not counted."""
+    from attnsvm.interfaces.sweeps import tfsvm_local as L
+
+    s = L.Settings(runs=1, steps=300)
+    steps = [0, 64, 150, 256, 300]
+    def verdict(curve, status="ok"):
+        rec = {"KQ": {"saturated": True, "status": status, "corr_nuc": curve, "corr_fro": [0.5] * 5},
+               "W": {"saturated": True, "status": "ok", "corr_fro": [0.999] * 5, "corr_nuc": [0.9] * 5}}
+        return L.summarize(s, steps, [rec])["checks"]
+    assert verdict([0.1, 0.5, 0.81, 0.88, 0.897])[1]["verdict"] == "INCONCLUSIVE"
+    assert verdict([0.1, 0.5, 0.95, 0.9, 0.8])[1]["verdict"] == "REFUTED"
+    assert verdict([0.1, 0.5, 0.995, 0.996, 0.997])[1]["verdict"] == "SUPPORTED"
+    checks = verdict([0.1, 0.5, 0.995, 0.996, 0.997], status="non-finite")
+    assert checks[1]["verdict"] == "INCONCLUSIVE" and checks[0]["verdict"] == "SUPPORTED"

@@ -99,17 +99,20 @@ def _step(x: float | None) -> str:
 
 
 def summarize(s: Settings, records: list[dict]) -> dict:
-    faster = [r["ngd"]["hit"] is not None and (r["gd"]["hit"] is None or r["ngd"]["hit"] < r["gd"]["hit"])
-              for r in records]
+    first = lambda a, b: a is not None and (b is None or a < b)     # a reaches the level at an earlier step than b
+    faster = [first(r["ngd"]["hit"], r["gd"]["hit"]) for r in records]
+    slower = [first(r["gd"]["hit"], r["ngd"]["hit"]) for r in records]
+    decisive = sum(faster) + sum(slower)          # ties and trials where neither reached the level are no evidence
     rg, rn = [rho(r["gd"]["norm"]) for r in records], [rho(r["ngd"]["norm"]) for r in records]
     levels = [a < 0.5 <= b for a, b in zip(rg, rn)]
     hits = {k: [r[k]["hit"] for r in records] for k in RULES}
     reached = {k: [h for h in v if h is not None] for k, v in hits.items()}
     med = lambda xs: float(np.median(xs)) if xs else None
     checks = [
-        sign_test("normalized GD saturates the softmax faster than GD (Figure 4(a))", sum(faster), len(records),
+        sign_test("normalized GD saturates the softmax faster than GD (Figure 4(a))", sum(faster), decisive,
                   f"NGD first reaches mean_i s_i,opt >= {s.level:g} earlier (median first step NGD {_step(med(reached['ngd']))}, "
-                  f"GD {_step(med(reached['gd']))}; GD reached it in {len(reached['gd'])} of {len(records)} within H)"),
+                  f"GD {_step(med(reached['gd']))}; NGD reached it in {len(reached['ngd'])}, GD in {len(reached['gd'])} "
+                  f"of {len(records)} within H; {len(records) - decisive} trials tied or neither reached it, not counted)"),
         sign_test("GD's norm levels off while normalized GD's keeps growing (Figure 4(b))", sum(levels), len(records),
                   f"rho_GD < 1/2 <= rho_NGD (median rho_GD {np.median(rg):.3f}, rho_NGD {np.median(rn):.3f}; "
                   f"median ||p_H|| GD {np.median([r['gd']['norm'][-1] for r in records]):.2f}, "
