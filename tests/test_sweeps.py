@@ -463,3 +463,25 @@ def test_tfsvm_rank_checks_count_only_informative_instances():
     assert checks[2]["verdict"] == "SUPPORTED" and "1 nuclear solve ended in error (solver_error)" in checks[2]["evidence"]
     recs = [{**r, "rank_nuc": 1 if i == 0 else 2} for i, r in enumerate(recs[:-1])]   # lower on 1 of 1 that differ
     assert R.summarize(s, recs)["checks"][2]["verdict"] == "INCONCLUSIVE"
+
+
+@pytest.mark.parametrize("args, message", [
+    (["fig9", "--seed", "-1"], "--seed"), (["fig10", "--seed", "-1"], "--seed"), (["tfsvm-rank", "--seed", "-1"], "--seed"),
+    (["tfsvm-local", "--seed", "-1"], "--seed"), (["fig1", "--seed", "-1"], "--seed"), (["fig4", "--seed", "-1"], "--seed"),
+    (["fig9", "--n", "100000", "--T", "100000"], "problem too large"), (["tfsvm-local", "--d", "100000"], "problem too large"),
+    (["tfsvm-rank", "--d", "100000"], "problem too large"),
+    (["fig9", "--lr", "1e300"], "--lr must be at most"), (["fig9", "--init-scale", "1e300"], "--init-scale must be at most"),
+    (["fig4", "--ngd-lr", "1e300"], "--ngd-lr must be at most"), (["fig4", "--gd-lr", "1e300"], "--gd-lr must be at most"),
+    (["tfsvm-local", "--lr", "1e300"], "--lr must be at most"), (["fig5", "--lr", "1e300"], "--lr must be at most"),
+])
+def test_cli_bad_seed_size_and_step_refused_before_writing(tmp_path, args, message):
+    r = _cli(*args, "--out", str(tmp_path / "o"), cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("error: ") and message in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and not (tmp_path / "o").exists()
+
+
+def test_non_finite_runs_are_never_evidence(tiny):
+    _, _, records = tiny
+    bad = [{**r, "status": "non-finite"} for r in records]
+    summary = fig9.summarize(TINY, bad)
+    assert {c["verdict"] for c in summary["checks"]} == {"INCONCLUSIVE"} and summary["non_finite"] == len(records)

@@ -28,7 +28,7 @@ console = Console()
 WorkersOpt = typer.Option(None, "--workers", help="worker processes (default: CPU count); 1 = in-process")
 ExecutorOpt = typer.Option("local", "--executor", help="local, dask (a local Dask cluster) or tcp://HOST:PORT "
                                                        "(an existing Dask scheduler; pip install \"attnsvm[dask]\")")
-SeedOpt = typer.Option(0, "--seed", help="random seed (each trial has its own stream from (seed, d, trial))")
+SeedOpt = typer.Option(0, "--seed", min=0, help="random seed (each trial has its own stream from (seed, d, trial))")
 
 
 def int_list(text: str, name: str) -> tuple[int, ...]:
@@ -102,6 +102,24 @@ RANK_TOL_MAX = 0.01     # singular values counted above this * sigma_1
 GAP_TOL_MAX = 0.5       # a "small" negative score gap (scores lie in [-1, 1]; Figure 9(b)'s bins are 0.05)
 
 
+LR_MAX = 1e3            # step sizes (--lr, --ngd-lr, --gd-lr): beyond this the iterates overflow, not an experiment
+INIT_SCALE_MAX = 10.0
+MAX_ELEMENTS = 50_000_000   # float64 numbers of one shard's problem (400 MB): larger is a typo or exhausts memory
+
+
+def step_size(value, name: str, limit: float = LR_MAX):
+    """A finite positive step size (or scale) at most `limit`; else a one-line UserError."""
+    positive(value, name)
+    return at_most(value, limit, name, "larger steps overflow the iterates")
+
+
+def check_size(what: str, elements: int) -> None:
+    """Refuse, before anything is written, a problem whose shard holds more than MAX_ELEMENTS numbers."""
+    if elements > MAX_ELEMENTS:
+        raise UserError(f"problem too large: {what} = {elements:,} numbers per shard (limit {MAX_ELEMENTS:,}, "
+                        f"about {MAX_ELEMENTS * 8 // 10**6} MB); use smaller sizes or --shard-size")
+
+
 def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, executor: str = "local"):
     """Run a sweep with a rich progress bar over shards; returns (result, seconds). No more
     worker processes than shards; one worker runs in-process. The kernel is loaded (and its
@@ -124,6 +142,9 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
                       TimeElapsedColumn(), console=console, transient=False) as bar:
             task = bar.add_task(label, total=total)
             result = sweep_fn(settings, out, pool, lambda shard, cached: bar.advance(task))
+    except MemoryError:
+        raise UserError(f"out of memory running {label}; use smaller sizes or --shard-size (finished shards in "
+                        f"{out} are kept and a rerun resumes)") from None
     finally:
         pool.shutdown(cancel_futures=True)
     return result, time.perf_counter() - t0
@@ -173,8 +194,13 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
         raise UserError(f"--T must be at least 2, got {T}")
     if sat_tol is not None:
         at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
+    if lr is not None:
+        step_size(lr, "lr")
     positive(init_scale, "init-scale", strict=False)
-    s = F.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, lr=lr, loss=loss,
+    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
+    dims = int_list(d, "d")
+    check_size("--shard-size x n x T x d", min(shard_size, trials) * n * T * max(dims))
+    s = F.preset(conventions, n=n, T=T, dims=dims, trials=trials, steps=steps, lr=lr, loss=loss,
                  init_scale=init_scale, sat_tol=sat_tol, seed=seed, shard_size=shard_size)
     if sat_tol is not None and s.saturation != "mean":
         raise UserError(f"--sat-tol sets the default conventions' rule; the {conventions} conventions use the "
@@ -219,6 +245,7 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
                    rank_tol=rank_tol, seed=seed)
     if min(s.Ts) < 2:
         raise UserError("--T: need at least 2 tokens per input")
+    check_size("n x T x d + d^2 of the largest instance", max(s.ns) * max(s.Ts) * max(s.dims) + max(s.dims) ** 2)
     (summary, _), secs = execute(R.sweep, s, out, workers, "tfsvm-rank", executor)
     t = Table(title=f"mean rank of W_mm / W*_mm (feasible of {trials}); columns d")
     t.add_column("n, T")
@@ -262,7 +289,10 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                     ("shard-size", shard_size)):
         positive(v, name)
     positive(init_scale, "init-scale", strict=False)
+    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
+    step_size(lr, "lr")
     at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
+    check_size("--shard-size x (n x T x d + 3 d^2)", min(shard_size, runs) * (n * T * d + 3 * d * d))
     if T < 2:
         raise UserError(f"--T must be at least 2, got {T}")
     if kq_normalization not in ("per-factor", "joint"):
@@ -314,6 +344,7 @@ def _check_horizon(steps: int, lr: float, tol: float, window: int) -> None:
     """The options of a figure's horizon: finite positive numbers, 2 <= window <= steps, tol <= TOL_MAX."""
     for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
         positive(v, name)
+    step_size(lr, "lr")
     if steps < 2 or window > steps:
         raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
     at_most(tol, TOL_MAX, "tol", "a looser proxy would call a path far from its limit converged")
@@ -325,7 +356,7 @@ def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizo
          lr: float = typer.Option(0.1, "--lr", help="step size (the authors' 0.1)"),
          tol: float = typer.Option(0.01, "--tol", help="directional proxy: 1 - corr(p_H, p_mm) <= tol"),
          window: int = typer.Option(200, "--window", help="steps of each path drawn (the paper's 200)"),
-         seed: int = typer.Option(0, "--seed", help="seed of panel (c)'s random keys"),
+         seed: int = typer.Option(0, "--seed", min=0, help="seed of panel (c)'s random keys"),
          out: Path = typer.Option(Path("fig1-out"), "--out", help="output directory (reruns resume here)"),
          json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
     """Figure 1 (Max-Margin Token Selection, Section 2): GD paths, their max-margin limits, <p_t, p_mm> rising."""
@@ -389,6 +420,8 @@ def fig4(trials: int = typer.Option(50, "--trials", help="random datasets of Fig
         positive(v, name)
     if steps < 2:
         raise UserError(f"--steps must be at least 2, got {steps}")
+    step_size(ngd_lr, "ngd-lr")
+    step_size(gd_lr, "gd-lr")
     if not 0.5 <= level < 1:
         raise UserError(f"--level must be below 1 and at least 0.5 (a softmax mass below 1/2 selects nothing), got {level}")
     json_file = _json_target(json_file)
@@ -419,6 +452,7 @@ def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's op
     Cs = joined_int_list(C, "C")
     for name, v in (("steps", steps), ("lr", lr), ("window", window)):
         positive(v, name)
+    step_size(lr, "lr")
     if window > steps:
         raise UserError(f"need --window <= --steps, got --window {window}, --steps {steps}")
     json_file = _json_target(json_file)
@@ -458,8 +492,10 @@ def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
     if T < 2:
         raise UserError(f"--T must be at least 2, got {T}")
     at_most(gap_tol, GAP_TOL_MAX, "gap-tol", "scores lie in [-1, 1]; a larger negative gap is not small")
+    dims = int_list(d, "d")
+    check_size("--shard-size x n x T x d", min(shard_size, trials) * n * T * max(dims))
     json_file = _json_target(json_file)
-    s = F9.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, seed=seed,
+    s = F9.preset(conventions, n=n, T=T, dims=dims, trials=trials, steps=steps, seed=seed,
                   shard_size=shard_size)
     run = lambda s_, out_, pool, on_done: F.sweep(s_, out_, pool, on_done, gap_tol=gap_tol, min_runs=min_runs)
     (summary, _), secs = execute(run, s, out, workers, "fig10", executor)

@@ -292,8 +292,9 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
     """Per-d fractions over the kept (not discarded) runs, with 95% Wilson intervals,
     correlations, score gaps, and the paper's qualitative claims as checks with verdicts."""
     rows = []
+    untrusted = sum(r["status"] == "non-finite" for r in records)      # overflowed runs: never evidence
     for d in settings.dims:
-        rs = [r for r in records if r["d"] == d]
+        rs = [r for r in records if r["d"] == d and r["status"] != "non-finite"]
         cnt = {c: sum(r["cls"] == c for r in rs) for c in CLASSES}
         N = len(rs) - cnt["discarded"]
         sat = N - cnt["non-saturated"]
@@ -313,7 +314,7 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
     kept = [r for r in rows if r["kept"]]
     neg = sum(r["neither"] for r in rows)
     classified = sum(r["lmm_incl_gmm"] + r["neither"] for r in rows)     # saturated runs with a class (not unresolved)
-    corr_all = [r["corr"] for r in records if r["cls"] in ("lmm", "gmm")]
+    corr_all = [r["corr"] for r in records if r["cls"] in ("lmm", "gmm") and r["status"] != "non-finite"]
     checks = [
         trend_check("saturation fraction rises with d", [(r["d"], r["saturated"], r["kept"]) for r in kept]),
         trend_check("LMM fraction rises with d", [(r["d"], r["lmm_incl_gmm"], r["kept"]) for r in kept]),
@@ -327,13 +328,16 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
          if corr_all else "no saturated LMM runs"},
     ]
     discarded = sum(r["discarded"] for r in rows)
-    conditions = (f"{settings.trials} trials per d ({discarded} discarded in all), n={settings.n}, T={settings.T}, "
+    conditions = (f"{settings.trials} trials per d ({discarded} discarded in all"
+                  + (f", {untrusted} non-finite runs not counted" if untrusted else "")
+                  + f"), n={settings.n}, T={settings.T}, "
                   f"{settings.describe()}, seed {settings.seed}")
     for c in checks:
         c["evidence"] += f"; {conditions}"
         c["conditions"] = conditions
     sens = {f"{tol:g}": sum(r["unsat"] <= tol for r in records) for tol in (1e-3, 1e-6, 1e-9, 1e-12)}
     out = {"settings": settings.to_json(), "per_d": rows, "checks": checks, "discarded": discarded,
+           "non_finite": untrusted,
            "saturated_at_tolerance": sens,
            "unresolved": [r for r in records if r["cls"] == "unresolved"],
            "statuses": {s: sum(r["status"] == s for r in records) for s in sorted({r["status"] for r in records})}}
