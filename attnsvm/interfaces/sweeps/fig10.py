@@ -36,7 +36,7 @@ def settings(**overrides) -> fig9.Settings:
 def summarize(s: fig9.Settings, records: list[dict], gap_tol: float = 0.05, min_runs: int = 5,
               bound: float = 0.01) -> dict:
     runs = [r for r in records if r["cls"] in SATURATED and r["gap"] is not None and math.isfinite(r["gap"])
-            and r["status"] != "non-finite"]                     # overflowed runs are never evidence
+            and r.get("status") != "non-finite"]                 # overflowed runs are never evidence
     neg = [r for r in runs if r["gap"] < 0]
     small = sum(abs(r["gap"]) <= gap_tol for r in neg)
     corr = [r["corr"] for r in neg if r["corr"] is not None]

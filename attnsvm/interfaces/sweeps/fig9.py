@@ -292,9 +292,9 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
     """Per-d fractions over the kept (not discarded) runs, with 95% Wilson intervals,
     correlations, score gaps, and the paper's qualitative claims as checks with verdicts."""
     rows = []
-    untrusted = sum(r["status"] == "non-finite" for r in records)      # overflowed runs: never evidence
+    untrusted = sum(r.get("status") == "non-finite" for r in records)      # overflowed runs: never evidence
     for d in settings.dims:
-        rs = [r for r in records if r["d"] == d and r["status"] != "non-finite"]
+        rs = [r for r in records if r["d"] == d and r.get("status") != "non-finite"]
         cnt = {c: sum(r["cls"] == c for r in rs) for c in CLASSES}
         N = len(rs) - cnt["discarded"]
         sat = N - cnt["non-saturated"]
@@ -314,7 +314,7 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
     kept = [r for r in rows if r["kept"]]
     neg = sum(r["neither"] for r in rows)
     classified = sum(r["lmm_incl_gmm"] + r["neither"] for r in rows)     # saturated runs with a class (not unresolved)
-    corr_all = [r["corr"] for r in records if r["cls"] in ("lmm", "gmm") and r["status"] != "non-finite"]
+    corr_all = [r["corr"] for r in records if r["cls"] in ("lmm", "gmm") and r.get("status") != "non-finite"]
     checks = [
         trend_check("saturation fraction rises with d", [(r["d"], r["saturated"], r["kept"]) for r in kept]),
         trend_check("LMM fraction rises with d", [(r["d"], r["lmm_incl_gmm"], r["kept"]) for r in kept]),
