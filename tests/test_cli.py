@@ -340,3 +340,27 @@ def test_supported_summary_names_proxy_horizon_tolerance_and_power():
     plain = summary(Report("c", "check", Verdict.SUPPORTED, (), {"budget": "quick", "seed": 0, "instances": 5,
                                                                   "proxy": "", "tolerance": ""}))
     assert "proxy" not in plain and "tolerance" not in plain
+
+
+def test_sigint_prints_interrupted_and_a_rerun_resumes(tmp_path):
+    """SIGINT during a reproduce run: exit 130 and exactly 'interrupted' on stderr; a rerun resumes and completes."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    args = [sys.executable, "-m", "attnsvm", "reproduce", "fig9", "--n", "6", "--T", "8", "--d", "2:16:2",
+            "--trials", "1000", "--steps", "1000", "--shard-size", "100", "--workers", "1", "--out", "o"]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    p = subprocess.Popen(args, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    while not list((tmp_path / "o").glob("shards/*")) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.1)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and err == "interrupted\n"
+    assert not (tmp_path / "o" / "fig9.json").exists()
+    r = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode in (0, 1), r.stderr
+    assert (tmp_path / "o" / "fig9.json").exists()

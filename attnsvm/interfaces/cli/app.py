@@ -47,5 +47,7 @@ def main() -> None:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except typer.Exit as e:
-        sys.exit(e.exit_code)
+        code = e.exit_code
+    if code == 130:      # typer turns KeyboardInterrupt into Exit(130), which click returns as a code
+        print("interrupted", file=sys.stderr)
     sys.exit(code if isinstance(code, int) else 0)

@@ -105,6 +105,7 @@ def _corr_rows(P: np.ndarray, q: np.ndarray) -> list[float]:
 
 def run_shard(settings: dict, shard: Shard) -> dict:
     warnings.filterwarnings("ignore", module="cvxpy")
+    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate")   # raised from attnsvm's margin.py
     s = Settings(**settings)
     runs = range(shard.params["start"], shard.params["stop"])
     data = [instance(s, r) for r in runs]

@@ -50,7 +50,8 @@ def rank(W: np.ndarray, tol: float) -> int:
 
 
 def run_shard(settings: dict, shard: Shard) -> dict:
-    warnings.filterwarnings("ignore", module="cvxpy")        # solver chatter; statuses are checked
+    warnings.filterwarnings("ignore", module="cvxpy")
+    warnings.filterwarnings("ignore", message=".*Solution may be inaccurate")   # (raised from margin.py); statuses are checked
     n, T, d = shard.params["n"], shard.params["T"], shard.params["d"]
     recs = []
     for t in range(settings["trials"]):
