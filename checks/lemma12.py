@@ -63,7 +63,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma12",
-    evaluations=1850,
+    evaluations=1200,
     statement="min_i s_{i,alpha_i}(p) > 1/2 (eventually true when the path selects alpha) => (k_{i,alpha_i} - k_it)^T p "
               ">= 0 for all i, t != alpha_i (the quadrant (77))",
     hypotheses=(Hypothesis("selects_alpha", "min_i s_{i,alpha_i}(p) > 1/2 (the path's selection, at a finite radius)",

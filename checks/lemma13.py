@@ -114,7 +114,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma13",
-    evaluations=110,
+    evaluations=70,
     statement="label SVM on x_{i,alpha_i} feasible (support set S), (10) and ATT-SVM(alpha) feasible => for eps in (0, 1] "
               "(78) is feasible and ||p_relax||^2 <= ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2 (the competitor of "
               "Lemma 13's proof; its support margin is Lipschitz in eps)",

@@ -205,7 +205,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-landscape",
-    evaluations=10,
+    evaluations=8,
     statement="linearly independent queries (so d >= n), no input with all scores tied => L(W) has no stationary point; "
               "spurious LMMs (reported per d = k max(T-1, n)) become rare as d grows",
     hypotheses=(

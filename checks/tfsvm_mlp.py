@@ -143,7 +143,7 @@ def _instances(dropped):
 
 claim = Claim(
     name="tfsvm-mlp",
-    evaluations=24,
+    evaluations=16,
     statement="with an MLP head, NGD attention converges to W^fin + R W^mm(O): W^mm the generalized SVM of the "
               "selected sets O_i, W^fin the risk minimiser restricted to the sets",
     hypotheses=(),

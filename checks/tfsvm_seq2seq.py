@@ -312,7 +312,7 @@ def build(causal: bool) -> Claim:
     mask = "t <= k" if causal else "every t"
     return Claim(
         name=name,
-        evaluations=80 if causal else 45,
+        evaluations=40 if causal else 45,
         statement=f"{'causal' if causal else 'sequence-to-sequence'} self-attention (every token a query, query k sees "
                   f"{mask}): normalized GD converges in direction to W_mm(alpha) of its selected tokens, the "
                   f"regularization path to W_mm(opt), and over-parameterisation makes W_mm(alpha) feasible for every "
