@@ -28,9 +28,12 @@ then the verdict:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import os
 import random
+import sys
 import time
 from collections import Counter
 from typing import Any
@@ -387,8 +390,32 @@ def _generator_error(e: BaseException) -> CodeError:
     return CodeError("instances", kind, msg, frame)
 
 
+@contextlib.contextmanager
+def single_threaded():
+    """Claims evaluate small problems: torch runs them on one intra-op thread, restored after
+    (threads only add overhead there, and on loaded cores OpenMP's spinning threads made lemma1's
+    quick search 9x slower: 21 s with 2 threads, 2.4 s with 1, at load 3). Before torch is
+    imported this sets OMP_NUM_THREADS=1 for its first import instead."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report:
     """Search `claim` within `budget` (phases above) and return its report."""
+    with single_threaded():
+        return _check(claim, budget, seed)
+
+
+def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
     budget = get_budget(budget)
     s = Search(claim, budget, seed)
     evidence: dict[str, Any] = {"budget": budget.name, "seed": seed, "statement": claim.statement,
