@@ -21,8 +21,9 @@ from lemmas.symbolic import T, o, residuals, t, total
 STATEMENT = ("in the covered settings (rates-global), from a random start of scale <= 0.1, the Polyak step with "
              "f_star = L_inf has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t")
 RECONSTRUCTION = ("the law is our reconstruction (paper C's expressions are not in papers/); f_star = L_inf as in "
-                  "rates-global; the small start is our addition (from larger starts one capped step throws W to norm "
-                  "1e6 and the direction freezes: witness rates-polyak--start_near_zero.json)")
+                  "rates-global; the small start is our addition, its necessity not established (the former witness, "
+                  "a start thrown to norm 1e6 by one capped step, converged to gap 1e-10 with a start-dependent "
+                  "constant; NOTES.md)")
 
 
 def score_deficit() -> dict:

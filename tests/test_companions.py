@@ -151,7 +151,7 @@ IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "t
 def test_result_verdicts_as_expected(id):
     """Derivation as registered (PROVED only for tfsvm-rank), check as registered (tfsvm-mlp: SUPPORTED or
     INCONCLUSIVE, about a quarter of its multi-token runs undecided at this horizon, none failing), every stored necessity witness replays
-    REFUTED."""
+    REFUTED, and so does every stored counterexample to a claim as stated (rates-speedup's Polyak trap)."""
     from dataclasses import replace
 
     e = registry.entry(id)
@@ -159,9 +159,10 @@ def test_result_verdicts_as_expected(id):
     fixed = replace(quick, seconds=None, evaluations=24)        # the same search under any load (CI runs -n 2)
     reports = [runner.derivation_report(e), runner.check_report(e, fixed, 0)]
     reports += [runner.necessity_report(e, h, quick, 0, search=False) for h in registry.searches(e)]
+    reports += [runner.witness_report(e, p) for p in registry.claim_witnesses(e)]    # rates-speedup: a Polyak trap
     for r in reports:
         assert r.as_expected, (r.part, r.verdict, r.evidence)
-        if r.part.startswith("drop:"):
+        if r.part.startswith(("drop:", "witness:")):
             assert r.verdict is Verdict.REFUTED and r.evidence.get("replayed"), r.evidence
     assert str(reports[0].verdict) == ("PROVED" if id == "tfsvm-rank" else "PARTIAL")
 

@@ -37,8 +37,16 @@ def test_derivation_outline(id, checked, total, outline_report):
 
 @pytest.mark.parametrize("id", IDS)
 def test_check_verdict(id):
+    """The search SUPPORTS the law at seed 0; a stored counterexample to the claim as stated (rates-polyak's
+    small_start_trap: a covered start of scale 0.1 on which Polyak is trapped, exact arithmetic agreeing) replays."""
     rep = runner.check_report(registry.entry(id), QUICK, 0)
     assert rep.verdict is Verdict.SUPPORTED and rep.as_expected, rep.evidence
+    stored = registry.claim_witnesses(registry.entry(id))
+    assert [p.stem for p in stored] == (["rates-polyak--small_start_trap"] if id == "rates-polyak" else [])
+    for path in stored:
+        w = runner.witness_report(registry.entry(id), path)
+        assert w.verdict is Verdict.REFUTED and w.evidence["replayed"], w.evidence
+        assert w.evidence["outcome"]["exact_check"].startswith("float64 gradient agrees")
 
 
 @pytest.mark.parametrize("id,hyp", [(e, h) for e in IDS for h in registry.entry(e).necessity])

@@ -131,7 +131,10 @@ RESULTS: list[Entry] = [
           hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
           necessity=("no_other_w_lmm",)),
     Entry("rates-speedup", "NGD and Polyak converge to W_mm at a faster rate than fixed-step GD", C, uses=("rates-global", "lemma6"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm")),
+          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
+          # refuted by a stored Polyak trap (witness); the search: coasting Polyak runs (~10-15%) undecided, over a
+          # quarter at some seeds (quick seed 2), and a search meeting a trap refutes (NOTES.md)
+          check=("SUPPORTED", "INCONCLUSIVE", "REFUTED")),
     Entry("lemma3", "Lemma 3 (key lemma): the softmax covariance is its reference-token sum up to 2 Gamma A (1 - s_o)^2", A,
           "lemma", uses=("definition1",), derivation=("PROVED",),
           statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= "
@@ -232,7 +235,8 @@ RESULTS: list[Entry] = [
     Entry("rates-polyak", "Polyak: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "rates-ngd", "rates-speedup", "lemma4", "assumption-B"),
           hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm", "start_near_zero"),
-          necessity=("n1_or_all_support", "no_other_w_lmm", "start_near_zero"),
+          necessity=("n1_or_all_support", "no_other_w_lmm"),      # start_near_zero: necessity not established (NOTES.md)
+          check=("SUPPORTED", "REFUTED"),     # refuted by a stored Polyak trap from a small start; quick search: seed 2
           statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, W_mm(opt)) "
                     "<= C log(t)/t (our reconstruction), judged by the fitted exponent"),
     Entry("rates-sparsity", "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
