@@ -43,3 +43,26 @@ def test_an_internal_error_is_inconclusive_with_its_reason(monkeypatch):
     rep = runner.run(runner.Task("lemma1", "check", "quick", 0))
     assert rep.verdict is Verdict.INCONCLUSIVE and not rep.as_expected and "ZeroDivisionError" in rep.evidence["note"]
     assert rep.error["type"] == "ZeroDivisionError"
+
+
+def test_an_interrupt_stops_check_with_workers_at_once(tmp_path):
+    """Ctrl-C during `check --workers 2`: the workers (which ignore SIGINT and would finish parts
+    that take minutes) are terminated, the finished parts are saved, and the command exits 130
+    within seconds (it used to wait on the pool for good)."""
+    import json
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "int.json"
+    proc = subprocess.Popen([sys.executable, "-m", "attnsvm", "check", "theorem3", "theorem4", "lemma7", "--workers", "2",
+                             "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    proc.send_signal(signal.SIGINT)
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and time.monotonic() - began < 20
+    assert err.strip().endswith("interrupted")
+    saved = json.loads(out.read_text())
+    assert saved["interrupted"] is True and all(r["verdict"] for r in saved["reports"])

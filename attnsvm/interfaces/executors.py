@@ -88,6 +88,22 @@ def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD) -> c
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,))
 
 
+def abort(executor) -> None:
+    """Stop an executor at once after an interrupt: pending tasks are cancelled and a local
+    pool's workers, which ignore SIGINT and would finish their running task (a check part can
+    take minutes), are terminated; what they were computing is lost, what finished the caller
+    keeps. Without this the interpreter's exit waited on the pool's workers for good."""
+    if isinstance(executor, cf.ProcessPoolExecutor):
+        processes = list((getattr(executor, "_processes", None) or {}).values())
+        executor.shutdown(wait=False, cancel_futures=True)
+        for proc in processes:
+            proc.terminate()
+        for proc in processes:
+            proc.join(timeout=5)
+    else:
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
 def start_workers(executor) -> None:
     """Start a forking pool's workers now (it forks all of them at its first submit), before the
     caller starts threads of its own, e.g. a progress bar's: forking a process with running

@@ -114,10 +114,11 @@ def _run_indexed(tasks, executor: str, workers: int, err):
                 bar.update(progress, advance=1, description=tasks[k].label)
         except KeyboardInterrupt:
             interrupted = True
-            for f in futures.values():
-                f.cancel()
         finally:
-            pool.shutdown(wait=not interrupted, cancel_futures=True)
+            if interrupted:
+                executors.abort(pool)
+            else:
+                pool.shutdown(wait=True, cancel_futures=True)
     return done, interrupted
 
 
