@@ -364,3 +364,28 @@ def test_sigint_prints_interrupted_and_a_rerun_resumes(tmp_path):
     r = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode in (0, 1), r.stderr
     assert (tmp_path / "o" / "fig9.json").exists()
+
+
+@pytest.mark.parametrize("content, args, message", [
+    ('{"X": [[[0,0],[0,0]]], "Y": [1], "v": [0,0]}', (), "smoothness constant 0"),
+    ('{"X": [[[1,0],[0,0]]], "Y": [1], "v": [1,0], "W": [[0,0],[0,0]]}', (), "smoothness constant 0"),
+    ('{"X": [[[1e-320,0],[0,0]]], "Y": [1], "v": [1,0]}', (), "smoothness constant 0"),
+    ('{"X": [[[1e100,0],[0,0]],[[0,0],[2e100,1e100]]], "Y": [1,1], "v": [1,-3]}', (), "outside float64"),
+    ('{"X": [[[1e100,0],[0,0]],[[0,0],[2e100,1e100]]], "Y": [1,1], "v": [1,-3]}', ("--rule", "ngd"), "overflows"),
+    ('{"X": [[[1,0],[0,0]],[[0,0],[2,1]]], "Y": [1,1], "v": [1,-3]}', ("--init", "1e308,1e308"), "overflowed"),
+    ('{"X": [[[1,0],[0,0]],[[0,0],[2,1]]], "Y": [1,1], "v": [1,-3]}', ("--init", ""), "--init"),
+])
+def test_run_degenerate_scale_is_one_line_exit_2(monkeypatch, capsys, tmp_path, content, args, message):
+    f = tmp_path / "d.json"
+    f.write_text(content)
+    code, out, err = run(monkeypatch, capsys, "run", f, "--steps", "50", *args, "--json", tmp_path / "r.json")
+    assert code == 2 and err.startswith("error:") and message in err and err.count("\n") == 1
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_plot_constant_risk_is_one_line_exit_2(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "d.json"
+    f.write_text('{"X": [[[0,0],[0,0]]], "Y": [1], "v": [0,0]}')
+    code, out, err = run(monkeypatch, capsys, "plot", f, "--out", tmp_path / "p.png")
+    assert code == 2 and "smoothness constant 0" in err and "Traceback" not in err
+    assert not (tmp_path / "p.png").exists()

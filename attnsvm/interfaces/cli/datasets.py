@@ -89,8 +89,11 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
 
     out, _ = consoles()
     ds = load_dataset(data)
-    p0 = _vector(init, ds.d) if init else np.zeros(ds.d)
-    res = run_report(ds, rule, steps, lr, p0, loss)
+    p0 = _vector(init, ds.d) if init is not None else np.zeros(ds.d)
+    _check_smoothness(ds, loss, need_step=rule == "gd" and lr is None)
+    with np.errstate(all="ignore"):
+        res = run_report(ds, rule, steps, lr, p0, loss)
+    _check_finite(res)
     t = Table(title=f"{rule} for {steps} steps (eta {res['eta']:.4g}) from {p0.tolist()}: status {res['status']}")
     t.add_column("quantity")
     t.add_column("value", overflow="fold")
@@ -103,9 +106,51 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
         write_json_atomic(json_file, res)
 
 
+def _check_smoothness(ds, loss: str, need_step: bool = True) -> None:
+    """GD's default step 1/L_p needs a positive, finite smoothness constant whose inverse is finite; an
+    infinite one means the data's scale is beyond float64 whatever the rule."""
+    import math
+
+    import numpy as np
+
+    from attnsvm.dynamics.smoothness import smoothness_constant
+
+    try:
+        with np.errstate(all="ignore"):
+            L = smoothness_constant(ds, loss)
+    except UserError:
+        if need_step:
+            raise
+        return
+    if not need_step:
+        if not math.isfinite(L):
+            raise UserError(f"the smoothness constant ({L:.3g}) overflows float64: the data's scale is too large; "
+                            "rescale the data")
+        return
+    if L == 0:
+        raise UserError("the risk is constant or its scale underflows float64 (smoothness constant 0): "
+                        "nothing to run (pass --lr to run anyway)")
+    if not (math.isfinite(L) and math.isfinite(1.0 / L)):
+        raise UserError(f"the smoothness constant ({L:.3g}) is outside float64's range: the data's scale "
+                        "is too large or too small; rescale the data or pass --lr")
+
+
+def _check_finite(res: dict) -> None:
+    """Non-finite iterates, norms or correlations are float64 overflow: refuse them, never report them."""
+    import math
+
+    values = [res["eta"] if res["rule"] != "polyak" else 0.0, res["norm"], res["max_log_unsaturation"],
+              *res["final_p"], *(c["corr"] for c in res["correlations"])]
+    if not all(math.isfinite(x) for x in values):
+        raise UserError("the run overflowed float64 (non-finite iterate, norm or correlation): result untrusted; "
+                        "rescale the data, --init or --lr")
+
+
 def _vector(text: str, d: int):
     import numpy as np
 
+    if not text.strip():
+        raise UserError(f"--init: expected {d} comma-separated numbers, got an empty string")
     try:
         v = np.array([float(x) for x in text.split(",")])
     except ValueError:
@@ -129,7 +174,9 @@ def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset J
     if target.endswith(".json"):
         from attnsvm.interfaces.plotting.dataset import plot_dataset
 
-        info = plot_dataset(load_dataset(target), out_file, seed=seed)
+        ds = load_dataset(target)
+        _check_smoothness(ds, "logistic")
+        info = plot_dataset(ds, out_file, seed=seed)
     else:
         info = plotting.plot_result(target, out_file, seed=seed, budget=budget)
     out.print(f"wrote {out_file}" + (f": {info.get('summary')}" if isinstance(info, dict) and info.get("summary") else ""))
