@@ -132,9 +132,9 @@ RESULTS: list[Entry] = [
           necessity=("no_other_w_lmm",)),
     Entry("rates-speedup", "NGD and Polyak converge to W_mm at a faster rate than fixed-step GD", C, uses=("rates-global", "lemma6"),
           hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          # refuted by a stored Polyak trap (witness); the search: coasting Polyak runs (~10-15%) undecided, over a
-          # quarter at some seeds (quick seed 2), and a search meeting a trap refutes (NOTES.md)
-          check=("SUPPORTED", "INCONCLUSIVE", "REFUTED")),
+          # refuted by a stored Polyak trap (witness row); the search holds or meets a trap. Coasting Polyak runs are
+          # undecided, over a quarter at some seeds (quick seed 2): INCONCLUSIVE there fails closed (NOTES.md)
+          check=("SUPPORTED", "REFUTED")),
     Entry("lemma3", "Lemma 3 (key lemma): the softmax covariance is its reference-token sum up to 2 Gamma A (1 - s_o)^2", A,
           "lemma", uses=("definition1",), derivation=("PROVED",),
           statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= "
