@@ -389,3 +389,26 @@ def test_plot_constant_risk_is_one_line_exit_2(monkeypatch, capsys, tmp_path):
     code, out, err = run(monkeypatch, capsys, "plot", f, "--out", tmp_path / "p.png")
     assert code == 2 and "smoothness constant 0" in err and "Traceback" not in err
     assert not (tmp_path / "p.png").exists()
+
+
+@pytest.mark.parametrize("cmd", [("reproduce", "fig1", "--steps", "300", "--workers", "1"),
+                                 ("reproduce", "fig9", "--workers", "1"),
+                                 ("blueprint", "--no-figures", "--reports", "REPORTS")])
+@pytest.mark.parametrize("where", ["file", "under_file", "read_only"])
+def test_out_dir_that_cannot_be_written_is_one_line_exit_2(monkeypatch, capsys, tmp_path, cmd, where):
+    import os
+
+    reports = tmp_path / "r.json"
+    reports.write_text(json.dumps({"reports": []}))
+    f = tmp_path / "afile"
+    f.write_text("x")
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    out = {"file": f, "under_file": f / "sub", "read_only": ro / "out"}[where]
+    if where == "read_only":                    # also as root, where the mode bits do not bind
+        real = os.access
+        monkeypatch.setattr(os, "access", lambda p, m, *a, **k: False if Path(p) == ro else real(p, m, *a, **k))
+    args = [str(reports) if a == "REPORTS" else a for a in cmd]
+    code, out_text, err = run(monkeypatch, capsys, *args, "--out", out)
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1, err
+    assert f.read_text() == "x" and list(ro.iterdir()) == []

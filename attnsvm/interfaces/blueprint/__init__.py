@@ -27,12 +27,14 @@ __all__ = ["FORMATS", "build", "draw_figures", "load_reports", "output_dir"]
 def output_dir(out: Path) -> Path:
     """`out` as the blueprint's directory: an existing directory or a new one in an existing
     directory (one-line error otherwise, before any work is done)."""
+    from attnsvm.interfaces.sweeps.shards import check_out_dir
+
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise UserError(f"{out}: exists and is not a directory")
     if not out.exists() and not out.resolve().parent.is_dir():
         raise UserError(f"{out}: directory {out.parent} does not exist")
-    return out
+    return check_out_dir(out, sub=("figures",))
 
 
 def draw_figures(out: Path, seed: int, budget: str) -> tuple[dict[str, str], dict[str, str]]:

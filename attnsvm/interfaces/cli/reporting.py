@@ -33,6 +33,10 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
     if formats is None:
         raise UserError(f"--format must be html, md or all, got {fmt!r}")
     bp.output_dir(out_dir)
+    try:                                        # the directory first: a failure here leaves nothing half-written
+        out_dir.mkdir(exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{out_dir}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
     if reports_file is not None:
         if targets:
             raise UserError("give result ids or --reports, not both")

@@ -126,7 +126,9 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     status printed) before local workers fork, so they start with it."""
     from attnsvm.attention import fused
     from attnsvm.interfaces import executors
+    from attnsvm.interfaces.sweeps.shards import check_out_dir
 
+    check_out_dir(out, sub=("shards",))
     workers = (os.cpu_count() or 1) if workers is None else positive(workers, "workers")
     total = len(settings.shards())
     workers = min(workers, total)

@@ -67,12 +67,45 @@ class Store:
                           indent=None)
 
 
+def check_out_dir(out: str | os.PathLike, sub: Sequence[str] = ()) -> Path:
+    """`out` as an output directory: an existing, writable directory, or a new path whose nearest
+    existing ancestor is a writable directory (one-line UserError otherwise, before any work is
+    done and without creating anything). `sub` names subdirectories that must not be files."""
+    out = Path(out)
+    if out.is_symlink() and not out.exists():
+        raise UserError(f"{out}: is a dangling symbolic link")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out}: exists and is not a directory")
+    base = out
+    while not base.exists():
+        if base.is_symlink():
+            raise UserError(f"{out}: {base} is a dangling symbolic link")
+        parent = base.parent
+        if parent == base:
+            break
+        base = parent
+    if not base.is_dir():
+        raise UserError(f"{out}: {base} is not a directory")
+    if not os.access(base, os.W_OK | os.X_OK):
+        raise UserError(f"{out}: directory {base} is not writable")
+    for name in sub:
+        p = out / name
+        if p.exists() and not p.is_dir():
+            raise UserError(f"{out}: {p} exists and is not a directory")
+        if p.is_dir() and not os.access(p, os.W_OK | os.X_OK):
+            raise UserError(f"{out}: directory {p} is not writable")
+    return out
+
+
 def open_store(root: str | os.PathLike, settings: dict, name: str) -> Store:
     """Create or reopen `root` for a sweep with these settings. Reusing a directory made with
     other settings is a UserError (nothing is overwritten)."""
     root = Path(root)
     fp = fingerprint(settings)
-    (root / "shards").mkdir(parents=True, exist_ok=True)
+    try:
+        (root / "shards").mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{root}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
     meta = root / "sweep.json"
     if meta.exists():
         try:
