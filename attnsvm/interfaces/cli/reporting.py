@@ -33,10 +33,6 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
     if formats is None:
         raise UserError(f"--format must be html, md or all, got {fmt!r}")
     bp.output_dir(out_dir)
-    try:                                        # the directory first: a failure here leaves nothing half-written
-        out_dir.mkdir(exist_ok=True)
-    except OSError as e:
-        raise UserError(f"{out_dir}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
     if reports_file is not None:
         if targets:
             raise UserError("give result ids or --reports, not both")
@@ -52,7 +48,10 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
             bp.build(reports, out_dir, formats, run=run)
             err.print(f"interrupted after {len(reports)} of {len(tasks)} parts; the blueprint of those is in {out_dir}")
             raise typer.Exit(130)
-    out_dir.mkdir(exist_ok=True)
+    try:                                        # before any page or figure: a failure leaves nothing half-written
+        out_dir.mkdir(exist_ok=True)
+    except OSError as e:
+        raise UserError(f"{out_dir}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
     paths, errors = bp.draw_figures(out_dir, seed, run.get("budget") or "quick") if figures else ({}, {})
     summary, written = bp.build(reports, out_dir, formats, paths, run, errors)
     t = Table(title="results by standing")
