@@ -66,3 +66,24 @@ def test_an_interrupt_stops_check_with_workers_at_once(tmp_path):
     assert err.strip().endswith("interrupted")
     saved = json.loads(out.read_text())
     assert saved["interrupted"] is True and all(r["verdict"] for r in saved["reports"])
+
+
+def test_a_claim_that_ends_its_process_gets_a_row_and_the_others_are_judged(tmp_path):
+    """Claims from a file run in worker processes: one whose code calls os._exit(0) gets an
+    INCONCLUSIVE row saying its process ended, the others keep their verdicts, exit 1."""
+    import json
+    import subprocess
+    import sys
+
+    (tmp_path / "c.py").write_text(
+        "import os\nfrom attnsvm.claims import Claim, Outcome\n"
+        "from attnsvm.claims.strategies import instances, integer_datasets\n"
+        "sp = lambda d: instances(integer_datasets(n=(1, 2), T=(2, 3), d=(1, 2)))\n"
+        "good = Claim('good', 'T >= 2', (), lambda i, b: Outcome(i.dataset.T >= 2), sp)\n"
+        "killer = Claim('killer', 'exits', (), lambda i, b: os._exit(0), sp)\n")
+    r = subprocess.run([sys.executable, "-m", "attnsvm", "check", "c.py", "--json", "o.json"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1, r.stderr
+    rows = {x["id"]: x for x in json.loads((tmp_path / "o.json").read_text())["reports"]}
+    assert rows["c.py:good"]["verdict"] == "SUPPORTED"
+    assert rows["c.py:killer"]["verdict"] == "INCONCLUSIVE" and rows["c.py:killer"]["error"]["type"] == "ProcessLost"

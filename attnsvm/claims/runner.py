@@ -71,6 +71,13 @@ def run(task: Task) -> Report:
                       None, time.perf_counter() - start, err)
 
 
+def lost(task: Task, why: str) -> Report:
+    """The row of a task whose process ended without a report (the claim's code called os._exit,
+    crashed, or ran past the part's limit in code no signal reaches, and was killed)."""
+    return Report(task.id, task.part, Verdict.INCONCLUSIVE, _expected(task), {"note": why}, None, 0.0,
+                  {"where": "process", "type": "ProcessLost", "message": why, "frame": "", "instance": None})
+
+
 def _expected(task: Task) -> tuple[str, ...]:
     if task.file is not None:
         return ()

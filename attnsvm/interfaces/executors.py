@@ -74,10 +74,12 @@ def _init_worker(threads: int) -> None:
     torch_threads(threads)
 
 
-def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD) -> cf.Executor | Inline:
-    """`workers` local processes of `threads` torch threads each (inline when workers <= 1);
-    `preload`: modules a fork server imports once for all workers (none: fork from here)."""
-    if workers <= 1:
+def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD,
+          isolated: bool = False) -> cf.Executor | Inline:
+    """`workers` local processes of `threads` torch threads each (inline when workers <= 1,
+    unless `isolated`: then always processes, so code that ends its process takes only a worker
+    down); `preload`: modules a fork server imports once for all workers (none: fork from here)."""
+    if workers <= 1 and not isolated:
         return Inline()
     preload = list(preload) + (["torch"] if "torch" in sys.modules else [])
     if preload:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -99,9 +100,11 @@ def _run_indexed(tasks, executor: str, workers: int, err):
     from attnsvm.interfaces import executors
 
     n = workers or ((os.cpu_count() or 1) if len(tasks) >= AUTO_WORKERS_FROM else 1)
-    pool = executors.pool(executor, min(n, max(1, len(tasks))))
+    isolate = executor == "local" and any(t.file is not None for t in tasks)     # a claims file's code is not ours
+    pool = executors.local(min(n, len(tasks)), preload=(), isolated=True) if isolate else \
+        executors.pool(executor, min(n, max(1, len(tasks))))
     done: dict[int, object] = {}
-    interrupted = False
+    interrupted = broken = False
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         progress = bar.add_task("checking", total=len(tasks))
@@ -110,16 +113,47 @@ def _run_indexed(tasks, executor: str, workers: int, err):
         futures = {k: pool.submit(runner.run, tasks[k]) for k in order}
         try:
             for k, fut in executors.completed(futures):
-                done[k] = fut.result()
+                try:
+                    done[k] = fut.result()
+                except BrokenProcessPool:       # a claim's code ended its worker: find it, one task at a time
+                    broken = True
+                    break
                 bar.update(progress, advance=1, description=tasks[k].label)
+            if broken:
+                executors.abort(pool)
+                for k in order:
+                    if k not in done:
+                        done[k] = _alone(tasks[k])
+                        bar.update(progress, advance=1, description=tasks[k].label)
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            if interrupted:
+            if interrupted or broken:
                 executors.abort(pool)
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
     return done, interrupted
+
+
+def _alone(task):
+    """The task's report from a process of its own; a row saying so if the process ended
+    without one, or outlived the part's wall-clock limit (code no signal reaches) and was killed."""
+    from concurrent.futures import TimeoutError as Timeout
+
+    from attnsvm.claims import runner
+    from attnsvm.claims.budget import get_budget
+    from attnsvm.interfaces import executors
+
+    pool = executors.local(1, preload=(), isolated=True)
+    limit = get_budget(task.budget).limit
+    try:
+        return pool.submit(runner.run, task).result(timeout=limit + 30)
+    except BrokenProcessPool:
+        return runner.lost(task, "the claim's code ended its process (os._exit, a crash or a signal): no verdict")
+    except Timeout:
+        return runner.lost(task, f"over the wall-clock limit of {limit:g} s in code no signal reaches: process killed")
+    finally:
+        executors.abort(pool)
 
 
 @app.command()
