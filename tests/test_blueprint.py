@@ -246,3 +246,18 @@ def test_an_interrupted_run_writes_the_blueprint_of_the_parts_that_finished(monk
     assert two["parts_run"] == 1 and two["derivation"] and two["check"] is None
     assert two["standing"] == ("unsettled" if two["parts_as_expected"] == 0 else "incomplete")
     assert "The run was interrupted" in (tmp_path / "index.html").read_text()
+
+
+@pytest.mark.parametrize("change, field", [
+    ({"evidence": [1]}, "evidence"), ({"part": ["x"]}, "part"), ({"evidence": {"steps": [{}]}}, "steps[0].status"),
+    ({"evidence": {"steps": "abc"}}, "evidence.steps"), ({"evidence": {"steps": [1]}}, "steps[0]"),
+    ({"evidence": {"steps": [{"status": "symbolic", "by": "x"}]}}, "steps[0].by"), ({"id": 5}, "id"),
+    ({"expected": "PROVED"}, "expected"), ({"seconds": "x"}, "seconds")])
+def test_malformed_reports_file_is_one_line_naming_the_field(monkeypatch, capsys, tmp_path, change, field):
+    base = {"id": "lemma1", "part": "derivation", "verdict": "PROVED", "expected": ["PROVED"], "as_expected": True,
+            "evidence": {}, "witness": None, "error": None, "seconds": 0}
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"reports": [dict(base, **change)]}))
+    code, out, err = run(monkeypatch, capsys, "blueprint", "--reports", f, "--out", tmp_path / "bp", "--no-figures")
+    assert code == 2 and err.startswith(f"error: {f}") and field in err and err.count("\n") == 1, err
+    assert not (tmp_path / "bp").exists()
