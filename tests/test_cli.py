@@ -412,3 +412,15 @@ def test_out_dir_that_cannot_be_written_is_one_line_exit_2(monkeypatch, capsys, 
     code, out_text, err = run(monkeypatch, capsys, *args, "--out", out)
     assert code == 2 and err.startswith("error:") and err.count("\n") == 1, err
     assert f.read_text() == "x" and list(ro.iterdir()) == []
+
+
+def test_score_gap_beyond_float64_and_huge_plot_are_clean(monkeypatch, capsys, tmp_path):
+    f = tmp_path / "d.json"
+    f.write_text('{"X": [[[1e200,0],[0,0]]], "Y": [1], "v": [1e200,0]}')
+    code, out, err = run(monkeypatch, capsys, "analyze", f)
+    assert code == 0 and "beyond float64" in out and "Traceback" not in err
+    g = tmp_path / "g.json"
+    g.write_text('{"X": [[[1e154,0],[0,0]]], "Y": [1], "v": [1,0]}')
+    code, out, err = run(monkeypatch, capsys, "plot", g, "--out", tmp_path / "p.png")
+    assert code == 2 and err.startswith("error:") and err.count("\n") == 1
+    assert not (tmp_path / "p.png").exists()

@@ -69,7 +69,18 @@ def _gap(s: dict) -> str:
     exact = s["score_gap_exact"]
     if exact.startswith("none"):
         return exact[6:]
-    return exact if len(exact) <= 12 else f"{s['score_gap']:.6g}"
+    if len(exact) <= 12:
+        return exact
+    if s.get("score_gap") is None:                # beyond float64's range: the exact value's order of magnitude
+        from fractions import Fraction
+        import math
+
+        try:
+            q = abs(Fraction(exact))
+            return f"~1e{math.floor(math.log10(q.numerator) - math.log10(q.denominator))} (exact, beyond float64)"
+        except (ValueError, ZeroDivisionError):
+            return exact[:9] + "..."
+    return f"{s['score_gap']:.6g}"
 
 
 @app.command("run")
