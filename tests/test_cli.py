@@ -424,3 +424,11 @@ def test_score_gap_beyond_float64_and_huge_plot_are_clean(monkeypatch, capsys, t
     code, out, err = run(monkeypatch, capsys, "plot", g, "--out", tmp_path / "p.png")
     assert code == 2 and err.startswith("error:") and err.count("\n") == 1
     assert not (tmp_path / "p.png").exists()
+
+
+def test_run_checks_json_target_before_running(monkeypatch, capsys, data, tmp_path):
+    import attnsvm.interfaces.analysis as analysis
+
+    monkeypatch.setattr(analysis, "run_report", lambda *a, **k: pytest.fail("ran before checking --json"))
+    code, out, err = run(monkeypatch, capsys, "run", data, "--json", tmp_path / "missing" / "x.json")
+    assert code == 2 and "does not exist" in err and err.count("\n") == 1

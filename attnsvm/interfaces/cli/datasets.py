@@ -95,10 +95,12 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
     from rich.table import Table
 
     from attnsvm.attention.data import load_dataset
-    from attnsvm.files import write_json_atomic
+    from attnsvm.files import check_output, write_json_atomic
     from attnsvm.interfaces.analysis import run_report
 
     out, _ = consoles()
+    if json_file:
+        check_output(json_file)
     ds = load_dataset(data)
     p0 = _vector(init, ds.d) if init is not None else np.zeros(ds.d)
     _check_smoothness(ds, loss, need_step=rule == "gd" and lr is None)
