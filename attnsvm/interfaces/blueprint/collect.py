@@ -77,7 +77,7 @@ def _check_report(path, k: int, r) -> None:
     """One report's structure, as the page reads it: a one-line UserError naming the file and field."""
     import math
 
-    where = f"{path}: reports[{k}]"
+    where = f"{path}: malformed reports[{k}]"
     if not isinstance(r, dict):
         raise UserError(f"{where}: expected an object, got {type(r).__name__}")
     for key in ("id", "part", "verdict"):
