@@ -303,7 +303,10 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
         builtin = ":" not in source
         s = registry.searches(registry.entry(source)).get(drop[0]) if builtin and len(drop) == 1 else None
         claim = claim.drop(*drop, instances=s.instances if s else None)
-    path = out_file or Path(f"{claim.name.replace(':', '_')}--{'-'.join(sorted(drop)) or 'none'}.json")
+    import re
+
+    safe = lambda text: re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"   # noqa: E731 - stays in ./
+    path = out_file or Path(f"{safe(claim.name)}--{safe('-'.join(sorted(drop)) or 'none')}.json")
     check_output(path)
     with Progress(TextColumn("searching {task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
         bar.add_task(f"{claim.name} {claim.part}")
