@@ -88,7 +88,8 @@ def judge(reports: list[dict], measure: str, tol: float) -> Outcome:
         elif measure not in r:
             untrusted.append(f"SVM status {r['status']}")
         elif r[measure] > tol:
-            limit = limit_estimate(r[measure + "_quarter"], r[measure + "_half"], r[measure])
+            early = (r.get(measure + "_quarter"), r.get(measure + "_half"))     # absent where W did not yet separate
+            limit = None if None in early else limit_estimate(*early, r[measure])
             r[measure + "_limit_estimate"] = limit
             if limit is not None and limit > tol:
                 return Outcome(False, detail=detail)

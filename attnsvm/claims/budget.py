@@ -64,9 +64,10 @@ BUDGETS = {b.name: b for b in (
 def evaluations(budget: Budget, declared: int | None) -> int:
     """How many instances a search under `budget` evaluates for a claim that declares
     `declared` (its quick count; None: the budget's own): a named budget scales the declared
-    count as it scales its own (standard 5x, thorough 50x the quick count); a hand-built budget
-    keeps its own."""
-    if declared is None or budget.name not in BUDGETS:
+    count as it scales its own (standard 5x, thorough 50x the quick count); a budget built by
+    hand (another name, or another evaluation count) keeps its own."""
+    named = BUDGETS.get(budget.name)
+    if declared is None or named is None or budget.evaluations != named.evaluations:
         return budget.evaluations
     return max(1, declared * BUDGETS[budget.name].evaluations // BUDGETS["quick"].evaluations)
 
