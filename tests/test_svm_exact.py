@@ -37,13 +37,17 @@ def strict_json(obj) -> dict:
     return json.loads(json.dumps(obj, allow_nan=False, default=str))
 
 
+def test_float_active_set_misreads_a_constraint_1e12_from_active():
+    """The numeric path alone is wrong on NEAR: at tolerance 1e-9 it calls row 1 (value 1 + 1e-12)
+    active and alpha = (0, 1) not locally optimal; it flags the decision as uncertain, so the
+    exact path must decide it (next test)."""
+    numeric = geometry.select(Dataset._from_raw(NEAR, "near-active"), (0, 1), exact=False)
+    assert 1 in numeric.result.active and not numeric.locally_optimal
+    assert numeric.decision == "uncertain"                              # not robust: never screened
+
+
 def test_constraint_1e12_from_active_keeps_both_lmms_exactly():
     ds = Dataset._from_raw(NEAR, "near-active")
-    # premise: at tolerance 1e-9 the float solve calls row 1 active and alpha = (0, 1) not locally optimal,
-    # which is wrong; without this the dataset would not exercise the trap the test is about
-    numeric = geometry.select(ds, (0, 1), exact=False)
-    assert 1 in numeric.result.active and not numeric.locally_optimal, "the dataset no longer sets the trap"
-    assert numeric.decision == "uncertain"                              # ... and not robust: never screened
     exact = geometry.select(ds, (0, 1))                                 # the certificate: row 1 inactive, an LMM
     assert exact.locally_optimal and exact.neighbors == ((1,), ()) and exact.decision == "exact"
     res = strict_json(analyze_dataset(ds))
