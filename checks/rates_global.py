@@ -22,8 +22,8 @@ CONFIRM x H, when the run is saturated (1 - max softmax < SAT) and either
     max-margin limit), or
   - on opt, and the gap's limit extrapolated from H/4, H/2, H (Aitken, `limit_estimate`: a
     plateau extrapolates to itself) also exceeds TOL: settled on a direction other than W_mm.
-A run is untrusted instead when it is frozen: ||W_H|| above FROZEN x (||W_0|| + H), a norm no
-run of unit-scale steps reaches, left by one huge Polyak step near a stationary region (where
+A run is untrusted instead when it is frozen (`frozen`: it coasts, its norm mostly an offset
+from its start or left by one huge Polyak step near a stationary region, where
 L - L_inf stays positive while the gradient vanishes, so the step (L - L_inf)/||grad|| explodes):
 afterwards O(1) steps cannot turn the direction within any horizon we can run, in exact
 arithmetic as in float64, so the proxy says nothing about the limit. Anything else (a gap still
@@ -45,8 +45,22 @@ from attnsvm.svm.certificates import certify
 from checks.tfsvm_frobenius import CONFIRM, SAT, limit_estimate
 
 TOL = 0.01
-FROZEN = 100           # ||W_H|| / (||W_0|| + H) above this: thrown by one huge step, direction frozen
+COAST = 3              # a run whose norm grew by less than 1/COAST over the last octave coasts (frozen)
 RULES = ("ngd", "polyak")
+
+
+def frozen(norm: float, norm_half: float) -> bool:
+    """The run coasts: over the last octave its own motion grew ||W|| by less than 1/COAST of it,
+    so most of its norm is an offset N0 from its start or from a throw (huge capped Polyak steps
+    near a stationary region): the finite window then shows the start-dependent N0, not the
+    limit or the rate. A run converging like gap ~ (N0 + l t)^-2 fits an exponent of -0.89 over
+    [H/8, H] at growth 1/3 (N0 = l H / 2), -0.74 at 0.29, -0.59 at 1/4, where rates-polyak's law
+    asks about -0.75. A run still thrown at every step (capped steps of 1e6 along a fixed
+    direction) is not frozen: it is trapped, and judged. The one rule of rates-global,
+    rates-polyak and rates-speedup."""
+    if not math.isfinite(norm):
+        return True
+    return norm - norm_half < norm / COAST
 
 
 def gmm(ds: Dataset):
@@ -93,22 +107,21 @@ def _judge(inst, tr, target, names) -> tuple[bool | None, dict, str]:
     q = min(range(len(tr.steps)), key=lambda r: abs(tr.steps[r] - tr.steps[-1] / 4))
     h = min(range(len(tr.steps)), key=lambda r: abs(tr.steps[r] - tr.steps[-1] / 2))
     opt = model.optimal_tokens(inst.dataset).tolist()
-    reach = float(np.linalg.norm(start(inst))) + tr.steps[-1]
     detail, verdict, reasons = {"horizon": tr.steps[-1], "status": tr.status, "opt": opt}, True, []
     for b, name in enumerate(names):
         g = c["gap"][:, b]
         sel = tr.selected[b].tolist()
         saturated = float(tr.log_unsat[-1, b].max()) < math.log(SAT)
-        norm = float(tr.p[-1, b].norm())
+        norm, norm_half = float(tr.p[-1, b].norm()), float(tr.p[h, b].norm())
         detail[f"{name}_gap"] = float(g[-1])
         detail[name] = {"gap": float(g[-1]), "gap_half": float(g[h]), "gap_quarter": float(g[q]),
                         "off_opt_mass": float(c["off_mass"][-1, b]), "selected": sel, "saturated": saturated,
-                        "norm": norm, "norm_over_reach": norm / reach}
+                        "norm": norm, "norm_half": norm_half}
         if g[-1] <= TOL:
             continue
-        if not math.isfinite(norm) or norm > FROZEN * reach:
-            reasons.append(f"{name}: frozen, ||W_H|| = {norm:.3g} > {FROZEN:g} x (||W_0|| + H) after a huge step: "
-                           f"gap {g[-1]:.3g} cannot move within the horizon")
+        if frozen(norm, norm_half):
+            reasons.append(f"{name}: frozen, ||W_H|| = {norm:.3g} grew by {norm - norm_half:.3g} over the last octave "
+                           f"(under 1/{COAST}): gap {g[-1]:.3g} cannot move within the horizon")
             continue
         failed = False
         if saturated and sel != opt:
@@ -271,6 +284,6 @@ claim = Claim(
           "steps from random starts (scale 0.1 or 1) and 1000 x horizon from hard starts (on another selection's "
           f"W_mm, scale 0.1-20); a larger gap refutes when the run is saturated (1 - max softmax < {SAT}) on "
           f"tokens alpha != opt within the tolerance of W_mm(alpha), or on opt with an Aitken-extrapolated gap "
-          f"limit above {TOL}, at H and again at {CONFIRM} x H; a run thrown by one huge step beyond "
-          f"{FROZEN:g} x (||W_0|| + H) is untrusted (frozen)",
+          f"limit above {TOL}, at H and again at {CONFIRM} x H; a run whose norm grew by less than "
+          f"1/{COAST} over the last octave is untrusted (frozen)",
 )

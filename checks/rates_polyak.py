@@ -41,31 +41,15 @@ from hypothesis import strategies as st
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.dynamics import cross
-from checks.rates_global import HYPOTHESES as GLOBAL, gmm, instance_strategy, start
+from checks.rates_global import COAST, HYPOTHESES as GLOBAL, frozen, gmm, instance_strategy, start
 from checks.rates_ngd import CONFIRM, TOL, WINDOW, fit_direction, judge_direction, run
 
 SMALL = 0.1
 GAP_FLOOR = 1e-6      # a slower exponent on a smaller gap is within what a start-dependent C explains
-COAST = 3             # a run whose norm grew by less than 1/COAST over the last octave coasts (frozen)
 EXACT_DIGITS = 50     # mpmath digits of the exact gradient (its exponents are unbounded)
 AGREE = 1e-9          # float64 and exact gradient directions agree when 1 - cos is below this
 DEEP = 700.0          # a logit spread above this: float64's relative softmax masses can underflow
 EXACT_ROWS = 16       # at most this many recorded rows are cross-checked per run
-
-
-def frozen(norm: float, norm_half: float) -> bool:
-    """The run coasts: over the last octave its own motion grew ||W|| by less than 1/COAST of it,
-    so most of its norm is offset N0 from its start or from a throw (huge capped Polyak steps near
-    a stationary region). A run converging exactly like gap ~ (N0 + l t)^-2 fits an exponent
-    of -0.89 over [H/8, H] at growth 1/3 (N0 = l H / 2), -0.74 at growth 0.29 and -0.59 at 1/4,
-    where the law asks about -0.75; over the last octave -1.18 at 1/3: below it, the window shows
-    the start-dependent constant N0, not the rate. rates-global's frozen rule (||W_H|| > FROZEN x (||W_0|| + H))
-    flags the throws; this one also flags smaller offsets (a start of scale 1 thrown to norm ~300,
-    then 0.14 per step), and does not flag a run still thrown at every step (capped steps of 1e6
-    along a fixed direction: trapped, judged, and cross-checked in exact arithmetic)."""
-    if not math.isfinite(norm):
-        return True
-    return norm - norm_half < norm / COAST
 
 
 def exact_gradient(ds, p) -> tuple[np.ndarray, float, float]:

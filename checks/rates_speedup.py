@@ -29,9 +29,9 @@ Iteration counts to corr LEVEL are reported but do not decide (from small starts
 stable GD step reaches corr 0.99 in fewer iterations than NGD, NOTES.md).
 
 Untrusted (holds None): a non-finite adaptive run; and a candidate failure of an adaptive run
-that coasts (`checks.rates_polyak.frozen`: its norm grew by less than 1/COAST over the last
+that coasts (`checks.rates_global.frozen`: its norm grew by less than 1/COAST over the last
 octave, most of it an offset from a throw by huge capped Polyak steps or from its start, so its
-slope cannot show its rate; rates-global calls the far-thrown ones frozen) or whose float64
+slope cannot show its rate; rates-global uses the same rule) or whose float64
 gradient disagrees with an exact mpmath one at its deeply saturated points
 (`checks.rates_polyak.exact_disagreement`: a library underflow that fakes traps). A run still
 thrown at every step (capped steps of 1e6 along a fixed direction) is trapped, not frozen, and is
@@ -48,8 +48,8 @@ from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import cross
 from attnsvm.dynamics.trends import loglog_slope
-from checks.rates_global import HYPOTHESES, gmm, instance_strategy, rule, start
-from checks.rates_polyak import COAST, exact_disagreement, frozen
+from checks.rates_global import COAST, HYPOTHESES, frozen, gmm, instance_strategy, rule, start
+from checks.rates_polyak import exact_disagreement
 from checks.tfsvm_frobenius import CONFIRM
 
 LEVEL = 0.99
