@@ -1,8 +1,8 @@
 """Search budgets: how much a check may spend, in evaluations and in wall-clock time.
 
 The named budgets (quick, standard, thorough) are bounded by evaluations only (`seconds=None`):
-a search evaluates `evaluations` instances (or the claim's own count, `Claim.evaluations`,
-scaled as `scale` says) in a fixed order, so the same seed gives the same verdict and witness
+a search evaluates `evaluations` instances (or the claim's own quick count, `Claim.evaluations`,
+scaled as the budgets scale their own: `evaluations()`) in a fixed order, so the same seed gives the same verdict and witness
 on every machine. `limit` is the hard wall-clock limit of one part; a search that reaches a
 quarter of it before its evaluations are done stops and is INCONCLUSIVE with the reason (never a
 verdict from a smaller search). A budget with `seconds` (built by hand, e.g. in tests) is
@@ -69,7 +69,7 @@ def evaluations(budget: Budget, declared: int | None) -> int:
     named = BUDGETS.get(budget.name)
     if declared is None or named is None or budget.evaluations != named.evaluations:
         return budget.evaluations
-    return max(1, declared * BUDGETS[budget.name].evaluations // BUDGETS["quick"].evaluations)
+    return max(1, declared * named.evaluations // BUDGETS["quick"].evaluations)
 
 
 def get_budget(budget: "str | Budget") -> Budget:
