@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): joint training of the
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-joint): joint training of the
 key-query matrix W and the linear decoder v (`dynamics.joint.JointProblem`) by normalized GD on
 theta = (vec W, v): W converges in direction to W_mm(opt) from a random start (globally), the
 decoder converges in margin, and the loss decays like exp(-t^{1/3}) on Gaussian-like data.

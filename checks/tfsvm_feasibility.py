@@ -1,4 +1,5 @@
-"""Transformers as SVMs, feasibility (SPEC.md B, claim 3): d >= max(T-1, n) and generic data
+"""Transformers as SVMs, feasibility (paper B, claim 3;
+docs/statements.md#tfsvm-feasibility): d >= max(T-1, n) and generic data
 make (Att-SVM) feasible for every alpha. Each alpha's verdict is exact: a verified KKT
 certificate of `svm.w_svm_problem` (feasible) or a verified Farkas certificate (infeasible).
 

@@ -1,4 +1,4 @@
-"""Transformers as SVMs, claim 1 (SPEC.md B): the W-parameterised attention trained by
+"""Transformers as SVMs, claim 1 (paper B; docs/statements.md#tfsvm-frobenius): the W-parameterised attention trained by
 normalized GD converges in direction to the Frobenius max-margin W_mm(alpha) of the tokens
 alpha it selects (the authors' measurement: alpha = the max-softmax tokens at the end).
 

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 5 (SPEC.md B): rank(W_mm(alpha)) <= n, checked numerically on
+"""Transformers as SVMs, claim 5 (paper B;
+docs/statements.md#tfsvm-rank): rank(W_mm(alpha)) <= n, checked numerically on
 an independently solved W_mm.
 
 The exact KKT certificate cannot serve as the measurement: its point is W = A_S^T mu =

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, the W regularization path (SPEC.md B claim 1; the paper's Section 3, our
+"""Transformers as SVMs, the W regularization path (paper B claim 1,
+docs/statements.md#tfsvm-regpath-w; the paper's Section 3, our
 reconstruction of its statement): with W(R) = argmin L(W) over a region of Frobenius radius R,
 
 - global path (region {||W||_F <= R}): under Assumption A, strict optimality and (Att-SVM)
