@@ -10,7 +10,7 @@ from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction
-from checks.theorem4 import general_position
+from attnsvm.results.checks.theorem4 import general_position
 
 
 def directions(datasets, lo: int = -2, hi: int = 2) -> Space:

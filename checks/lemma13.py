@@ -28,7 +28,7 @@ from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import sampled_from
 from attnsvm.svm import certificates
 from attnsvm.svm.margin import MarginProblem
-from checks.theorem5 import alpha_of, best_selection, figure3, figure3_like, label_result, one_of, random_joint, support_set
+from attnsvm.results.checks.theorem5 import alpha_of, best_selection, figure3, figure3_like, label_result, one_of, random_joint, support_set
 
 EPS = ("1/8", "1/4", "1/2", "1")
 

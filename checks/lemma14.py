@@ -35,7 +35,7 @@ from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_dataset, sampled_from, seeds
 from attnsvm.svm import generalized
-from checks.theorem8 import HEADS, head_loss, sets_of, top_sets_given
+from attnsvm.results.checks.theorem8 import HEADS, head_loss, sets_of, top_sets_given
 
 MUS = (0.25, 1.0, 4.0)
 RADII = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)

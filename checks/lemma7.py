@@ -40,7 +40,7 @@ from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.strategies import instances, integers, keyed_datasets, sampled_from, seeds
 from attnsvm.dynamics import Problem
 from attnsvm.svm import geometry
-from checks.theorem3 import FEASIBLE, LOCALLY_OPTIMAL
+from attnsvm.results.checks.theorem3 import FEASIBLE, LOCALLY_OPTIMAL
 
 RUNGS = 5
 TAIL = 2              # 'for all R >= R_bar': the conditions must hold on the top TAIL rungs

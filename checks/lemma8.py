@@ -19,7 +19,7 @@ from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction, mp_risk, unit_margin_order
-from checks.lemma9 import G, MAX_EXPONENT, decide, radii_count, ray_instances, risk_gaps
+from attnsvm.results.checks.lemma9 import G, MAX_EXPONENT, decide, radii_count, ray_instances, risk_gaps
 
 
 def _gap(D, norm) -> float:

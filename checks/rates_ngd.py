@@ -26,8 +26,8 @@ from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import cross
 from attnsvm.dynamics.trends import loglog_slope
-from checks.rates_global import HYPOTHESES, gmm, instance_strategy, race
-from checks.tfsvm_frobenius import CONFIRM
+from attnsvm.results.checks.rates_global import HYPOTHESES, gmm, instance_strategy, race
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM
 
 TOL = 0.1
 WINDOW = 8          # fit over t in [H / WINDOW, H]

@@ -41,8 +41,8 @@ from hypothesis import strategies as st
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.dynamics import cross
-from checks.rates_global import COAST, HYPOTHESES as GLOBAL, frozen, gmm, instance_strategy, start
-from checks.rates_ngd import CONFIRM, TOL, WINDOW, fit_direction, judge_direction, run
+from attnsvm.results.checks.rates_global import COAST, HYPOTHESES as GLOBAL, frozen, gmm, instance_strategy, start
+from attnsvm.results.checks.rates_ngd import CONFIRM, TOL, WINDOW, fit_direction, judge_direction, run
 
 SMALL = 0.1
 GAP_FLOOR = 1e-6      # a slower exponent on a smaller gap is within what a start-dependent C explains

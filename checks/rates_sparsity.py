@@ -26,8 +26,8 @@ import torch
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import cross
-from checks.rates_global import HYPOTHESES, RULES, gmm, instance_strategy
-from checks.rates_ngd import CONFIRM, WINDOW, run, window
+from attnsvm.results.checks.rates_global import HYPOTHESES, RULES, gmm, instance_strategy
+from attnsvm.results.checks.rates_ngd import CONFIRM, WINDOW, run, window
 
 TOL = 0.1
 

@@ -48,9 +48,9 @@ from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome
 from attnsvm.dynamics import cross
 from attnsvm.dynamics.trends import loglog_slope
-from checks.rates_global import COAST, HYPOTHESES, frozen, gmm, instance_strategy, rule, start
-from checks.rates_polyak import exact_disagreement
-from checks.tfsvm_frobenius import CONFIRM
+from attnsvm.results.checks.rates_global import COAST, HYPOTHESES, frozen, gmm, instance_strategy, rule, start
+from attnsvm.results.checks.rates_polyak import exact_disagreement
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM
 
 LEVEL = 0.99
 FLOOR = 1e-12          # a gap at float resolution has no rate left to measure

@@ -11,6 +11,6 @@ every alpha when d >= T - 1 and the n T (T - 1)/2 difference rows fit in d^2. Hy
 `per_query_svm` (not the last query's single-query problem) and `causal_mask` (not the
 unmasked problem) name the predicting SVM; their witnesses show both mispredicting the limit."""
 
-from checks.tfsvm_seq2seq import build
+from attnsvm.results.checks.tfsvm_seq2seq import build
 
 claim = build(causal=True)

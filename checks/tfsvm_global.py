@@ -27,8 +27,8 @@ from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.dynamics import cross
 from attnsvm.svm import wlift
-from checks.tfsvm_frobenius import CONFIRM, TOL, judge, limit_report
-from checks.tfsvm_regpath_w import dataset_from
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, TOL, judge, limit_report
+from attnsvm.results.checks.tfsvm_regpath_w import dataset_from
 
 ETA = 0.5
 STEPS = 400

@@ -41,7 +41,7 @@ from attnsvm.dynamics import intra_op_threads
 from attnsvm.svm import w_svm_arrays, wlift
 import sympy as sp
 
-from checks.tfsvm_regpath_w import dataset_from
+from attnsvm.results.checks.tfsvm_regpath_w import dataset_from
 
 STARTS = 4
 LOGIT_CAP = 30.0

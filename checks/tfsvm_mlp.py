@@ -27,7 +27,7 @@ from attnsvm.claims import Claim, Outcome
 from attnsvm.claims.strategies import gaussian_datasets, instances, just, seeds
 from attnsvm.dynamics import cross
 from attnsvm.svm import geometry
-from checks.tfsvm_frobenius import CONFIRM, limit_estimate
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, limit_estimate
 
 SET_TOL = 0.02
 TOL_DIR = 0.05   # slow: NGD spends its fixed step on the finite part's 2-cycle, so W_perp grows slowly

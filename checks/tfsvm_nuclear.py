@@ -15,7 +15,7 @@ from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.claims.strategies import gaussian_datasets, instances, just, seeds
 from attnsvm.svm import w_svm
-from checks.tfsvm_frobenius import SAT, conclude
+from attnsvm.results.checks.tfsvm_frobenius import SAT, conclude
 
 TOL = 0.05
 DISCRIMINATES = 2 * TOL

@@ -33,7 +33,7 @@ from attnsvm.dynamics import cross, regpath
 from attnsvm.dynamics.trends import loglog_slope
 from attnsvm.svm import geometry, w_svm, wlift
 from attnsvm.svm.margin import w_svm_problem
-from checks.tfsvm_regpath_w import EXTEND, LAST, dataset_from, lmm_starts, settle, solve_path
+from attnsvm.results.checks.tfsvm_regpath_w import EXTEND, LAST, dataset_from, lmm_starts, settle, solve_path
 
 EXCESS_TOL = 0.03
 SVM_CORR = 0.99

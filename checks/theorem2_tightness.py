@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.strategies import integer_datasets
-from checks.theorem2 import (
+from attnsvm.results.checks.theorem2 import (
     TOL,
     limits_of,
     lmm_aimed_starts,

@@ -27,7 +27,7 @@ from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import just, seeds
 from attnsvm.svm import certificates
-from checks.theorem5 import (
+from attnsvm.results.checks.theorem5 import (
     EXTEND,
     GAP_TOL,
     ITERS,

@@ -34,7 +34,7 @@ from attnsvm.claims.strategies import keyed_dataset, sampled_from, seeds
 from attnsvm.dynamics import Problem, regpath
 from attnsvm.dynamics.trends import approaches, loglog_slope
 from attnsvm.svm import generalized
-from checks.theorem1 import EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, SLOPE, grid_size, path_starts
+from attnsvm.results.checks.theorem1 import EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, SLOPE, grid_size, path_starts
 
 HEADS = ("linear", "tanh", "cubic")
 

@@ -6,7 +6,7 @@ L3's comparison (the better neighbour pulls the gradient away from p_mm)."""
 
 from attnsvm.claims.registry import Search
 from attnsvm.svm import geometry
-from checks.lemma7 import _instances
+from attnsvm.results.checks.lemma7 import _instances
 
 
 def _negative_gap(inst) -> bool:

@@ -10,8 +10,8 @@ without it."""
 from attnsvm.claims.registry import Search
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction, unit_margin_order
-from checks.lemma8 import _p_direction
-from checks.lemma9 import ray_instances
+from attnsvm.results.checks.lemma8 import _p_direction
+from attnsvm.results.checks.lemma9 import ray_instances
 
 
 def _space():

@@ -6,7 +6,7 @@ from attnsvm.claims.registry import Search
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction
 from attnsvm.attention import model
-from checks.lemma9 import ray_instances
+from attnsvm.results.checks.lemma9 import ray_instances
 
 
 def _strictly_worse(inst) -> bool:

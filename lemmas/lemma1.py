@@ -9,7 +9,7 @@ linear map W -> W u, so nothing about the loss, the head, n or T enters.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, j, k, residuals, resolve, total
+from attnsvm.claims.symbolic import d, j, k, residuals, resolve, total
 
 STATEMENT = ("for u != 0, any differentiable loss and head: GD on W with steps eta_t/||u||^2 from W_0 = p_0 u^T/||u||^2 "
              "satisfies W_t = p_t u^T/||u||^2 for every t, where p_t is GD on p with steps eta_t")

@@ -12,7 +12,7 @@ facts for a symbolic dimension d.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, residuals
+from attnsvm.claims.symbolic import d, residuals
 
 STATEMENT = "keys in general position => sum_i |T_i(q)| <= d for every direction q != 0 (Definition 3)"
 RECONSTRUCTION = ("the count's formula is lost in the text extraction ('at most d directional neighbours'); the case "

@@ -9,9 +9,9 @@ is NOTES.md's finding, needed here as in Theorem 6); the logistic-loss sandwich 
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals
-from lemmas.theorem1 import direction_violates
-from lemmas.theorem6 import exponent, threshold
+from attnsvm.claims.symbolic import residuals
+from attnsvm.results.lemmas.theorem1 import direction_violates
+from attnsvm.results.lemmas.theorem6 import exponent, threshold
 
 STATEMENT = ("on the joint path restricted to the quadrant (77), v/r -> v_mm/||v_mm|| and p/R -> p_relax/||p_relax|| "
              "(problem (10)), under Theorem 6's hypotheses (r = kappa R with kappa > kappa*)")

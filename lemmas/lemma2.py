@@ -9,7 +9,7 @@ The proof exhibits the witness p = s W^+ v / Gamma, Gamma = min_{i, t != opt_i}
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, residuals
+from attnsvm.claims.symbolic import d, residuals
 
 STATEMENT = ("labels of one sign s, gamma_{i,opt_i} > gamma_it for t != opt_i, v in range(W) (Lemma 11; full-rank W: "
              "Lemma 2) => (ATT-SVM) with alpha = opt is feasible")

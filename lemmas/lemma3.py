@@ -16,7 +16,7 @@ Every step is checked by sympy for a symbolic number of tokens T.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import o, on_simplex, residuals, t, total
+from attnsvm.claims.symbolic import o, on_simplex, residuals, t, total
 
 STATEMENT = ("For a = K q, s = S(K p) (any point of the simplex), scores gamma and a token o: "
              "|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| "

@@ -9,7 +9,7 @@ Assumption B, its sign from the (ATT-SVM) constraints, and the sign of loss'.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, o, residuals, resolve, softmax, t, total, u
+from attnsvm.claims.symbolic import T, o, residuals, resolve, softmax, t, total, u
 
 STATEMENT = "Assumptions A and B, p_mm = p_mm(opt) (the GMM) exists => <grad L(p), p_mm> < 0 for every p"
 RECONSTRUCTION = ("Assumption A(1) is used as loss' < 0 on bounded intervals: 'strictly decreasing' alone allows "

@@ -10,7 +10,7 @@ turn the Jacobians into Lipschitz bounds, and the descent lemma, are cited.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, residuals, resolve, softmax, t, total, u
+from attnsvm.claims.symbolic import T, residuals, resolve, softmax, t, total, u
 
 STATEMENT = ("Assumption A => L is L_p-smooth, L_p = (1/n) sum_i (M0 ||v||^2 ||W||^2 ||X_i||^4 + 3 M1 ||v|| ||W||^2 "
              "||X_i||^3); GD with eta <= 1/L_p has L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2 and "

@@ -21,9 +21,9 @@ arguments of Cases 1 and 2 (37)-(43) and L3's scenarios (44)-(50) are supported 
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.lemma3 import residual_identity
-from lemmas.lemma4 import gradient_covariance
-from lemmas.symbolic import d, j, o, on_simplex, residuals, t, total
+from attnsvm.results.lemmas.lemma3 import residual_identity
+from attnsvm.results.lemmas.lemma4 import gradient_covariance
+from attnsvm.claims.symbolic import d, j, o, on_simplex, residuals, t, total
 
 STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): L1 no stationary point in C_{mu,R}(p_mm) for R large; "
              "L2 C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu(p_mm), ||q|| = ||p_mm|| (31a), "

@@ -13,8 +13,8 @@ step; the two-sided bound (63)-(64) is supported numerically.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.lemma9 import margin_shift
-from lemmas.symbolic import residuals
+from attnsvm.results.lemmas.lemma9 import margin_shift
+from attnsvm.claims.symbolic import residuals
 
 STATEMENT = ("unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
              "L(R p) < L(R q) for all large R")

@@ -12,8 +12,8 @@ mean-value step (63) and the domination itself are supported numerically.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.lemma7 import softmax_bound
-from lemmas.symbolic import o, on_simplex, residuals, t, total
+from attnsvm.results.lemmas.lemma7 import softmax_bound
+from attnsvm.claims.symbolic import o, on_simplex, residuals, t, total
 
 STATEMENT = ("unit q, unique selected tokens alpha, every directional neighbour scoring above its selected token => "
              "L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R")

@@ -12,9 +12,9 @@ n = 1 the core Theorem 2(b) applies (cited); NGD and Polyak are supported numeri
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.lemma4 import covariance_under_B, descent_sign
-from lemmas.symbolic import residuals, t, total
-from lemmas.theorem1 import margin_identity
+from attnsvm.results.lemmas.lemma4 import covariance_under_B, descent_sign
+from attnsvm.claims.symbolic import residuals, t, total
+from attnsvm.results.lemmas.theorem1 import margin_identity
 
 STATEMENT = ("in the covered settings (Assumption B, W_mm(opt) feasible, n = 1 or every non-optimal token a support "
              "vector), normalized GD and the Polyak step converge in direction to W_mm(opt) from every start")

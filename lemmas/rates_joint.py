@@ -14,7 +14,7 @@ optimal). The convergence and the rate are paper C's theorem (open here) and are
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, d, j, residuals, resolve, softmax, t
+from attnsvm.claims.symbolic import T, d, j, residuals, resolve, softmax, t
 
 STATEMENT = ("joint normalized GD on (W, v), Gaussian-like data: W -> W_mm(opt) in direction, the decoder's normalized "
              "margin -> the label SVM's, and L(theta_t) <= exp(-c t^{1/3})")

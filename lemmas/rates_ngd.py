@@ -14,8 +14,8 @@ the residual r_t (which gives log t / t) is open here; the rate is checked numer
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.rates_global import descent_direction
-from lemmas.symbolic import residuals, t, total
+from attnsvm.results.lemmas.rates_global import descent_direction
+from attnsvm.claims.symbolic import residuals, t, total
 
 STATEMENT = ("in the covered settings (rates-global), normalized GD W_{t+1} = W_t - eta grad L/||grad L|| has "
              "1 - corr(W_t, W_mm(opt)) <= C log(t)/t")

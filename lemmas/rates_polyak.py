@@ -14,9 +14,9 @@ with eta replaced by rho_0/Z.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.rates_global import descent_direction
-from lemmas.rates_ngd import corr_gap_bound, linear_growth, progress_per_step
-from lemmas.symbolic import T, o, residuals, t, total
+from attnsvm.results.lemmas.rates_global import descent_direction
+from attnsvm.results.lemmas.rates_ngd import corr_gap_bound, linear_growth, progress_per_step
+from attnsvm.claims.symbolic import T, o, residuals, t, total
 
 STATEMENT = ("in the covered settings (rates-global), from a random start of scale <= 0.1, the Polyak step with "
              "f_star = L_inf has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t")

@@ -13,8 +13,8 @@ convergence (the open step of rates-ngd) is cited; the rate is checked numerical
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.rates_ngd import linear_growth, progress_per_step
-from lemmas.symbolic import d, j, o, residuals, softmax, t, total
+from attnsvm.results.lemmas.rates_ngd import linear_growth, progress_per_step
+from attnsvm.claims.symbolic import d, j, o, residuals, softmax, t, total
 
 STATEMENT = ("in the covered settings (rates-global), mean_i (1 - s_i,opt(W_t)) <= C exp(-c t) under NGD "
              "(c = eta/(Z ||W_mm||^2)) and Polyak (c = rho_0/(Z^2 ||W_mm||^2))")

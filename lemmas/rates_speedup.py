@@ -11,7 +11,7 @@ speed-up the claim states is measured.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, o, residuals, t, total, u
+from attnsvm.claims.symbolic import T, o, residuals, t, total, u
 
 STATEMENT = ("in the covered settings of rates-global, normalized GD and Polyak converge in direction to W_mm at a "
              "faster rate than fixed-step GD at any stable step")

@@ -4,7 +4,7 @@ per-query max-margin problem restricted to them (our reconstruction). The outlin
 exact core problem."""
 
 from attnsvm.claims.outline import Outline
-from lemmas.tfsvm_seq2seq import RECONSTRUCTION, steps
+from attnsvm.results.lemmas.tfsvm_seq2seq import RECONSTRUCTION, steps
 
 
 def outline() -> Outline:

@@ -12,7 +12,7 @@ for almost every dataset A is nonsingular, A vec(W) = 1 is solvable and (Att-SVM
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals, total
+from attnsvm.claims.symbolic import residuals, total
 
 STATEMENT = "d >= max(T-1, n) => for almost every dataset (Att-SVM) is feasible for every alpha"
 

@@ -11,7 +11,7 @@ numerically.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, j, k, residuals, t, total
+from attnsvm.claims.symbolic import d, j, k, residuals, t, total
 
 STATEMENT = ("the W-parameterised attention (logits x_it^T W z_i) trained by normalized GD converges in direction to "
              "W_mm(alpha) (Frobenius), alpha its selected tokens; its regularization path to W_mm(opt)")

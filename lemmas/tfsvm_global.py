@@ -13,7 +13,7 @@ exactly by the alignment margins; the convergence argument is cited, and the che
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, residuals, t, total
+from attnsvm.claims.symbolic import T, residuals, t, total
 
 STATEMENT = ("logistic loss, strict optimality, (Att-SVM) for opt feasible, score gap >= the spread of the non-optimal "
              "scores in every input, and (x_opt - x_t)^T (-grad L(0)) z_i > 0 => normalized GD from W_0 = 0 converges "

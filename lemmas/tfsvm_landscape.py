@@ -13,7 +13,7 @@ terms u_i z_i^T from cancelling (symbolic sizes). d >= T - 1 plays no role in (i
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, d, j, k, residuals, t, total
+from attnsvm.claims.symbolic import T, d, j, k, residuals, t, total
 
 STATEMENT = ("(i) d >= n, linearly independent queries, no input with all scores tied => grad L(W) != 0 for every W "
              "(loss' < 0); (ii) the fraction of data with spurious LMMs falls as d grows past max(T-1, n)")

@@ -13,7 +13,7 @@ supported numerically and not proved.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals, t, total, u
+from attnsvm.claims.symbolic import residuals, t, total, u
 
 STATEMENT = ("with an MLP head, normalized GD on W converges to W^fin + R_t W^mm(O): W^mm the generalized SVM of the "
              "selected sets O_i (masking the tokens outside them), W^fin the finite part fixing the composition inside")

@@ -10,7 +10,7 @@ normalized GD in (K, Q) the check runs is supported numerically (the paper prove
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, j, k, residuals, total
+from attnsvm.claims.symbolic import d, j, k, residuals, total
 
 STATEMENT = ("(K, Q)-parameterised attention (W = K Q^T, width m >= d): its regularization path, and normalized GD in "
              "(K, Q), converge in direction to a nuclear-norm max-margin W*_mm(alpha)")

@@ -23,7 +23,7 @@ import sympy as sp
 from sympy.logic.inference import satisfiable
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, j, k, residuals, total
+from attnsvm.claims.symbolic import d, j, k, residuals, total
 
 STATEMENT = "if the W-SVM (Att-SVM) for alpha is feasible, rank(W_mm(alpha)) <= n"
 

@@ -13,8 +13,8 @@ and the local (cone) form is supported numerically.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals
-from lemmas.tfsvm_frobenius import gradients, vectorisation
+from attnsvm.claims.symbolic import residuals
+from attnsvm.results.lemmas.tfsvm_frobenius import gradients, vectorisation
 
 STATEMENT = ("Assumption A: W(R) = argmin_{||W||_F <= R} L(W) has W(R)/R -> W_mm(opt)/||W_mm(opt)||_F when opt is strictly "
              "optimal and (Att-SVM) for opt is feasible; for alpha locally optimal, the path confined to "

@@ -15,8 +15,8 @@ numerically by the check.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals
-from lemmas.tfsvm_frobenius import vectorisation
+from attnsvm.claims.symbolic import residuals
+from attnsvm.results.lemmas.tfsvm_frobenius import vectorisation
 
 RECONSTRUCTION = ("the model (output k = v^T X^T S(X W x_ik), labels Y_ik), the per-query W-SVM, the causal mask t <= k "
                   "and the dimension count (d >= T, or d >= T - 1 causal, and at most d^2 difference rows) are our "

@@ -12,7 +12,7 @@ and the closing limit for a symbolic T and d; Lemma 14's mean-value bounds are c
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, d, j, o, residuals, softmax, t, total
+from attnsvm.claims.symbolic import T, d, j, o, residuals, softmax, t, total
 
 STATEMENT = ("Assumption A, gamma_{i,opt_i} > gamma_it for t != opt_i, (ATT-SVM) for opt feasible => "
              "p(R)/R -> p_mm/||p_mm|| as R -> oo, p(R) = argmin_{||p|| <= R} L(p)")

@@ -13,8 +13,8 @@ inequality and the telescoping limit; Lemmas 4-6 and the compactness step are ci
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, d, j, o, residuals, t, total
-from lemmas.theorem1 import ratio_residual
+from attnsvm.claims.symbolic import T, d, j, o, residuals, t, total
+from attnsvm.results.lemmas.theorem1 import ratio_residual
 
 STATEMENT = ("Assumptions A and B, eta <= 1/L_p, any p_0: (a) ||p_t|| -> oo; (b) if n = 1, "
              "p_t/||p_t|| -> p_mm/||p_mm||")

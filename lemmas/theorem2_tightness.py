@@ -13,7 +13,7 @@ identity in the free variables p_1, p_2; nothing is sampled.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals
+from attnsvm.claims.symbolic import residuals
 
 STATEMENT = ("hand instance (n = 2, T = 2, Assumption B, (ATT-SVM) for opt feasible, logistic loss): the GMM is (1, -3), "
              "(1, 0) is a locally optimal LMM, and GD with any step eta > 0 from R = {p_1 >= 0, p_1 + p_2 >= "

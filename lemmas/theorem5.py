@@ -13,8 +13,8 @@ sandwich (74)-(75) are cited.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import d, j, residuals, total
-from lemmas.theorem1 import direction_violates, mass_bounds
+from attnsvm.claims.symbolic import d, j, residuals, total
+from attnsvm.results.lemmas.theorem1 import direction_violates, mass_bounds
 
 STATEMENT = ("logistic loss, (ATT-SVM) for alpha and the label (SVM) on r_i = x_{i,alpha_i} feasible, Assumption C => "
              "the joint path (v, p)(r, R) = argmin {L(v, p) : ||v|| <= r, ||p|| <= R} has v/r -> v_mm/||v_mm|| and "

@@ -14,9 +14,9 @@ competitor of (78) and the loss sandwich are cited.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import residuals
-from lemmas.theorem1 import direction_violates
-from lemmas.theorem5 import logistic_tail
+from attnsvm.claims.symbolic import residuals
+from attnsvm.results.lemmas.theorem1 import direction_violates
+from attnsvm.results.lemmas.theorem5 import logistic_tail
 
 STATEMENT = ("logistic loss, the joint path selects alpha, v_mm = (SVM) on x_{i,alpha_i} with support set S, Assumption C "
              "over S, r = kappa R with kappa > kappa* => v -> v_mm/||v_mm|| and p -> p_relax/||p_relax|| in direction, "

@@ -147,7 +147,7 @@ def test_check_sets_rejects_bad_sets():
 @given(u=st.floats(-2, 2), c=st.floats(1e-3, 1), loss=st.sampled_from(sorted(losses.LOSSES)),
        head=st.sampled_from(["tanh", "cubic"]))
 def test_head_loss_increment_and_derivative(u, c, loss, head):
-    from checks.theorem8 import _PHI, head_loss
+    from attnsvm.results.checks.theorem8 import _PHI, head_loss
 
     L = head_loss(loss, head)
     phi = _PHI[head][0]
@@ -163,7 +163,7 @@ def test_head_loss_increment_and_derivative(u, c, loss, head):
 def test_lemma14_check_fails_with_a_too_large_threshold(monkeypatch):
     """The proxy can fail: with Q_mu = 1 (no threshold) and mu = 1/4, a p' with less non-optimal mass spread over the
     input of larger score gaps has the larger risk."""
-    import checks.lemma14 as l14
+    import attnsvm.results.checks.lemma14 as l14
 
     ds = keyed_dataset([[[0, 0], [1, 2], [-2, -2]], [[2, 2], [-1, -1], [2, 0]]], [[-2, 2, -2], [-1, 1, 0]], [1, 1])
     inst = Instance(ds, {"loss": "exponential", "head": "linear", "mu": 0.25, "seed": 0,
@@ -176,7 +176,7 @@ def test_lemma14_check_fails_with_a_too_large_threshold(monkeypatch):
 
 def test_lemma12_threshold_is_one_half():
     """s_alpha > 1/2 forces alpha to be the argmax; at s_alpha = 1/2 exactly two tied logits are possible."""
-    from checks.lemma12 import in_quadrant, selects_alpha
+    from attnsvm.results.checks.lemma12 import in_quadrant, selects_alpha
 
     ds = keyed_dataset([[[0, 0], [1, 0]]], [[0, 0]])
     tied = Instance(ds, {"p": [0, 0, 0], "alpha": [0]})
@@ -187,8 +187,8 @@ def test_lemma12_threshold_is_one_half():
 
 def test_lemma13_competitor_on_figure3b():
     """Figure 3(b): input 3 is not a support vector; (78) at eps = 1/2 sits between p_relax and the interpolation."""
-    from checks.lemma13 import competitor_margin
-    from checks.theorem5 import best_selection, figure3
+    from attnsvm.results.checks.lemma13 import competitor_margin
+    from attnsvm.results.checks.theorem5 import best_selection, figure3
 
     ds = figure3(("1/2", "3/2"))
     out = competitor_margin(Instance(ds, {"alpha": best_selection(ds), "eps": "1/2"}), get_budget("quick"))

@@ -178,7 +178,7 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 # ---- the measurement helpers ------------------------------------------------------------------
 
 from attnsvm.dynamics.trends import loglog_slope  # noqa: E402
-from checks.tfsvm_frobenius import judge, limit_estimate  # noqa: E402
+from attnsvm.results.checks.tfsvm_frobenius import judge, limit_estimate  # noqa: E402
 
 
 @settings(max_examples=30, deadline=None)
@@ -261,7 +261,7 @@ def test_rank_exact_on_known_matrices(monkeypatch):
     queries' span above the rank tolerance (the check can fail: it does not read the rank of the KKT point)."""
     from fractions import Fraction
 
-    import checks.tfsvm_rank as R
+    import attnsvm.results.checks.tfsvm_rank as R
     from attnsvm.attention.data import Dataset
     from attnsvm.claims import Instance, get_budget
 
@@ -328,7 +328,7 @@ def test_mlp_head_selects_two_tokens_and_generalized_svm_predicts():
     """A pinned instance: the MLP head's attention keeps two tokens of input 1 (about 0.35 / 0.65)
     and the generalized SVM predicts the direction (1 - corr < 0.01) and the composition."""
     from attnsvm.claims import Instance
-    from checks.tfsvm_mlp import generalized_svm_predicts
+    from attnsvm.results.checks.tfsvm_mlp import generalized_svm_predicts
 
     inst = Instance(gaussian_dataset(2, 2, 3, 3), {"head_seed": 2, "width": 6, "eta": 0.1, "steps": 1000})
     out = generalized_svm_predicts(inst, get_budget("quick"))
@@ -342,7 +342,7 @@ def test_nuclear_check_counts_only_discriminating_instances(seed):
     """With one input W_mm is rank one and nuclear-optimal too (nothing to discriminate): the
     nuclear check's `discriminating` hypothesis rejects such instances, and the quick check is
     still SUPPORTED on the instances that remain."""
-    from checks.tfsvm_nuclear import discriminating, frobenius_excess
+    from attnsvm.results.checks.tfsvm_nuclear import discriminating, frobenius_excess
     from attnsvm.claims import Instance
 
     ds = gaussian_dataset(seed, 1, 3, 3)

@@ -49,7 +49,7 @@ def test_partial_ones_name_their_numeric_checks(outline_report):
 
 
 def test_symbolic_steps_can_fail():
-    from lemmas.lemma3 import residual_identity
+    from attnsvm.results.lemmas.lemma3 import residual_identity
 
     assert residual_identity(-1)["ok"] and not residual_identity(+1)["ok"]
 
@@ -108,7 +108,7 @@ def test_lemma7_gradient_norm_bound_31c_holds_everywhere(seed, loss):
     """(31c): ||grad L(p)|| <= M1 Gamma A_bar max_i (1 - s_i) for any reference alpha (here the optimal tokens),
     M1 the largest -loss' on [min gamma, max gamma], at any p (not only in the cone). The gradient is the engine's
     log-domain one; the bound is computed from keys, scores and log(1 - s_i) alone."""
-    from checks.lemma7 import log_unselected
+    from attnsvm.results.checks.lemma7 import log_unselected
 
     rng = np.random.default_rng(seed)
     ds = keyed_dataset(rng.integers(-2, 3, size=(2, 3, 2)).tolist(), rng.integers(-2, 3, size=(2, 3)).tolist())
@@ -127,7 +127,7 @@ def test_lemma7_gradient_norm_bound_31c_holds_everywhere(seed, loss):
 
 def test_lemma7_constants_of_a_hand_instance():
     """One input, p_mm = e1 with one neighbour (score gap 1) and one non-neighbour at slack 1: nu = 1, eps = 1/4."""
-    from checks.lemma7 import constants
+    from attnsvm.results.checks.lemma7 import constants
 
     ds = keyed_dataset([[[0, 0], [-1, 0], [-2, 0]]], [[1, 0, 0]])
     sel = geometry.select(ds, (0,))
@@ -149,7 +149,7 @@ def test_definition3_neighbours_and_margin_order():
 
 def test_lemma10_bound_is_attained_in_general_position():
     """d = 2: a q with two directional neighbours (the most Lemma 10 allows) in a general-position dataset."""
-    from checks.theorem4 import general_position
+    from attnsvm.results.checks.theorem4 import general_position
 
     ds = Dataset.from_arrays(np.array([[[0, 0], [-1, 1], [-2, -1]]]), [1], [1, 0])
     inst = Instance(ds, {"q": [1, 0]})
@@ -183,7 +183,7 @@ def test_fresh_search_finds_a_witness(id, hyp):
 def test_lemma8_does_not_need_p_neighbour_optimal():
     """Finding: dropping p's neighbour-optimality only helps p (its risk approaches the baseline from below, or from
     above more slowly than q's), so the claim still holds without it: no necessity search for it."""
-    from checks.lemma8 import claim
+    from attnsvm.results.checks.lemma8 import claim
 
     rep = claim.drop("p_neighbor_optimal").check("quick", 0)
     assert rep.verdict is Verdict.SUPPORTED and rep.evidence["instances"] >= 6
@@ -200,7 +200,7 @@ def test_lemma7_witness_selects_the_worse_token():
 def test_lemma7_a_lower_rung_passing_is_not_enough():
     """alpha with one better and one worse neighbour in different inputs: the conditions hold on the lowest rung
     but fail higher up, so 'for R large' must be judged on the top rungs (the check does)."""
-    from checks.lemma7 import local_gradient_condition
+    from attnsvm.results.checks.lemma7 import local_gradient_condition
 
     inst = Instance.from_json({"dataset": {"name": "keyed", "X": [[[0, -1, 2], [-1, -2, 1], [-2, -2, 1]],
                                                                   [[-2, 2, 0], [1, 2, 0], [0, 1, 2]]],

@@ -105,7 +105,7 @@ def test_assumption_b_predicate():
 @given(keyed_datasets(n=st.integers(1, 2), T=st.integers(2, 3), dk=st.just(2), scores="any").filter(
     lambda d: float(np.ptp(model.scores(d))) > 0), st.integers(0, 2**16))
 def test_lemma6_lipschitz_search_stays_below_Lp_and_reaches_hessian(ds, seed):
-    from checks.lemma6 import lipschitz_search
+    from attnsvm.results.checks.lemma6 import lipschitz_search
     Lp = smoothness_constant(ds, "logistic")
     ratio, where = lipschitz_search(ds, "logistic", np.random.default_rng(seed))
     assert ratio <= Lp
@@ -114,7 +114,7 @@ def test_lemma6_lipschitz_search_stays_below_Lp_and_reaches_hessian(ds, seed):
 
 
 def test_descent_inequality_holds_at_1_over_Lp_and_fails_far_above():
-    from checks.lemma6 import descent_violation
+    from attnsvm.results.checks.lemma6 import descent_violation
     w = read_json(registry.witness_path(registry.entry("lemma6"), "step_size"))
     ds = Instance.from_json(w["instance"]).dataset
     Lp = smoothness_constant(ds, "logistic")

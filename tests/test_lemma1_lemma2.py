@@ -24,7 +24,7 @@ def test_lemma2_outline_is_lemma_11_with_its_witness(outline_report):
 
 
 def test_lemma1_derivation_can_fail():
-    from lemmas.lemma1 import residual
+    from attnsvm.results.lemmas.lemma1 import residual
 
     assert residual(factor=2) != sp.zeros(2, 2)      # the wrong scaling leaves a nonzero residual
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from attnsvm.claims import registry
 from attnsvm.claims.outline import Outline, Step
-from lemmas.symbolic import T, o, t, total
+from attnsvm.claims.symbolic import T, o, t, total
 
 IDS = [e.id for e in registry.ENTRIES]
 PAPER_IDS = re.compile(r"^(lemma([1-9]|1[0-4])|theorem[1-8]|definition[1-3]|assumption-[A-D])$")
@@ -52,8 +52,8 @@ def test_partial_summary_names_what_is_not_machine_checked(outline_report):
 
 def test_a_failing_symbolic_step_refutes():
     """Lemma 1's identity with the wrong scaling 2 u^T leaves a nonzero residual: REFUTED, the step named."""
-    from lemmas.lemma1 import residual
-    from lemmas.symbolic import residuals
+    from attnsvm.results.lemmas.lemma1 import residual
+    from attnsvm.claims.symbolic import residuals
 
     wrong = Outline("grad L_W = grad L_p(W u) (2u)^T", (
         Step("an identity that holds", "symbolic", lambda: residuals(zero=sp.Integer(0))),

@@ -16,7 +16,7 @@ from attnsvm.claims import Instance, Verdict, get_budget, registry, runner
 from attnsvm.dynamics import authors, cross
 from attnsvm.dynamics.joint import JointProblem
 from checks import rates_joint, rates_ngd, rates_sparsity
-from checks.rates_global import gmm, score_datasets
+from attnsvm.results.checks.rates_global import gmm, score_datasets
 
 IDS = ("rates-ngd", "rates-polyak", "rates-sparsity", "rates-joint")
 QUICK = get_budget("quick")

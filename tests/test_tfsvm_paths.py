@@ -17,7 +17,7 @@ from attnsvm.claims.budget import Budget
 from attnsvm.claims.search import check
 from attnsvm.dynamics import cross, regpath
 from attnsvm.svm import geometry, w_svm, wlift
-from checks.tfsvm_regpath_w import dataset_from, settle
+from attnsvm.results.checks.tfsvm_regpath_w import dataset_from, settle
 
 IDS = ("tfsvm-regpath-w", "tfsvm-regpath-kq", "tfsvm-global", "tfsvm-landscape")
 SMALL = Budget("small", evaluations=3, seconds=None, min_instances=3, horizon=1.0, limit=300.0)
@@ -168,7 +168,7 @@ def test_kq_witness_path_goes_to_w_mm_not_the_nuclear_svm():
 @given(seed=st.integers(0, 10**5), n=st.integers(1, 3), T=st.integers(2, 4), d=st.integers(2, 3))
 def test_alignment_margins_are_the_first_steps_logit_gaps(seed, n, T, d):
     """(x_opt - x_t)^T W_1 z_i with W_1 = -eta grad L(0)/||grad L(0)|| equals eta/||G|| times the alignment margin."""
-    from checks.tfsvm_global import initial_gradient_margins
+    from attnsvm.results.checks.tfsvm_global import initial_gradient_margins
     ds = dataset_from(seed, n, T, d, True)
     G = model.grad_W_cross(ds, np.zeros((d, d))).numpy()
     W1 = -0.5 * G / np.linalg.norm(G)
@@ -206,7 +206,7 @@ def test_gradient_term_is_a_covariance(seed, T, d):
 
 def test_no_stationary_point_with_fewer_dimensions_than_tokens():
     """d = 2 < T - 1 = 4 on one input: the landscape claim's conclusion still holds (d >= T - 1 is not needed)."""
-    from checks.tfsvm_landscape import benign, claim
+    from attnsvm.results.checks.tfsvm_landscape import benign, claim
     inst = Instance(dataset_from(3, 1, 5, 2, False), {"loss": "logistic", "seed": 3, "ladder": []})
     assert claim.meets(inst) and inst.dataset.d < inst.dataset.T - 1
     assert benign(inst, SMALL).holds is True
@@ -215,8 +215,8 @@ def test_no_stationary_point_with_fewer_dimensions_than_tokens():
 def test_spurious_lmm_exists_at_the_threshold():
     """d = max(T - 1, n) with generic Gaussian data does not rule out spurious LMMs (exact certificates): the
     'no spurious LMM' reading needs d well past the threshold (the transition)."""
-    from checks.tfsvm_feasibility import generic
-    from checks.tfsvm_landscape import spurious_exact
+    from attnsvm.results.checks.tfsvm_feasibility import generic
+    from attnsvm.results.checks.tfsvm_landscape import spurious_exact
     for seed in range(40):
         ds = dataset_from(seed, 2, 3, 2, True)
         found = spurious_exact(ds)
@@ -228,7 +228,7 @@ def test_spurious_lmm_exists_at_the_threshold():
 
 
 def test_transition_spurious_fraction_falls_with_d():
-    from checks.tfsvm_landscape import transition
+    from attnsvm.results.checks.tfsvm_landscape import transition
     rows = [transition(3, 3, seed, [0.5, 1, 8], trials=6) for seed in range(3)]
     frac = {what: [np.mean([r[k][f"{what}_fraction"] for r in rows]) for k in range(3)]
             for what in ("spurious", "all_support", "all_feasible")}
@@ -239,7 +239,7 @@ def test_transition_spurious_fraction_falls_with_d():
 
 def test_stationarity_ratio_bounds():
     """0 <= rho <= 1 (triangle inequality) on random W."""
-    from checks.tfsvm_landscape import stationarity_ratio
+    from attnsvm.results.checks.tfsvm_landscape import stationarity_ratio
     ds = dataset_from(5, 3, 3, 3, True)
     rng = np.random.default_rng(0)
     for _ in range(10):

@@ -254,8 +254,8 @@ RESULTS: list[Entry] = [
 
 ENTRIES: list[Entry] = RESULTS          # the results with parts, in the order checks run
 PARTS = ("lemmas", "checks", "counterexamples")
-ROOT = Path(__file__).resolve().parents[2]
-WITNESS_DIR = ROOT / "counterexamples" / "witnesses"
+RESULTS_PACKAGE = "attnsvm.results"     # the repository's lemmas/, checks/, counterexamples/ (pyproject package-dir)
+WITNESS_DIR = Path(importlib.util.find_spec(f"{RESULTS_PACKAGE}.counterexamples").submodule_search_locations[0]) / "witnesses"
 _BY_ID = {e.id: e for e in NODES + RESULTS}
 _ALIASES = {a: e.id for e in NODES + RESULTS for a in e.aliases}
 
@@ -274,11 +274,16 @@ def all_nodes() -> list[Entry]:
 
 
 def _part(package: str, e: Entry):
-    return importlib.import_module(f"{package}.{e.module}")
+    """The module of one of a result's parts, always under `attnsvm.results` (never a top-level
+    `checks` or `lemmas` that the working directory may hold). A declared part that cannot be
+    imported raises, so the runner gives it an error row instead of skipping it."""
+    return importlib.import_module(f"{RESULTS_PACKAGE}.{package}.{e.module}")
 
 
 def has(package: str, e: Entry) -> bool:
-    return e.has_parts and importlib.util.find_spec(f"{package}.{e.module}") is not None
+    """Whether result `e` declares a part in `package` (every result does; definitions and
+    assumptions have none). Declared, not looked up: a missing module is an error, not a skip."""
+    return e.has_parts and package in PARTS
 
 
 def outline(e: Entry):

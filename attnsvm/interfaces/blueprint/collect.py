@@ -198,7 +198,7 @@ def _witnesses(e: registry.Entry, parts: dict[str, Report]) -> list[dict]:
     for path in sorted(registry.WITNESS_DIR.glob(f"{e.id}--*.json")):
         name = path.stem.split("--", 1)[1]
         part = f"drop:{name}" if name in e.necessity else f"witness:{name}"
-        rel = path.relative_to(registry.ROOT).as_posix()
+        rel = f"counterexamples/witnesses/{path.name}"
         try:
             w = read_json(path)
         except UserError as err:
