@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): normalized GD and
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-global): normalized GD and
 the Polyak step converge in direction to W_mm (alpha = opt) from ANY start, in the data
 settings the paper covers.
 

@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): the finite-time directional
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-ngd): the finite-time directional
 rate of normalized GD, W_{t+1} = W_t - eta grad L / ||grad L||, to W_mm(opt), judged as a FITTED
 EXPONENT against the law.
 

@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): the finite-time directional
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-polyak): the finite-time directional
 rate of the Polyak step, W_{t+1} = W_t - ((L(W_t) - L_inf) / ||grad L||^2) grad L (f_star = L_inf,
 see rates-global), to W_mm(opt), judged as a fitted exponent against the law.
 

@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): the sparsification rate of
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-sparsity): the sparsification rate of
 the attention map under normalized GD and the Polyak step: the softmax mass off the optimal tokens,
 m(t) = mean_i (1 - s_{i,opt_i}(W_t)), decays exponentially in t.
 

@@ -1,4 +1,5 @@
-"""Implicit Bias and Fast Convergence Rates for Self-attention (SPEC.md C): normalized GD and
+"""Implicit Bias and Fast Convergence Rates for Self-attention (paper C;
+docs/statements.md#rates-speedup): normalized GD and
 the Polyak step (f_star = L_inf, see rates-global) converge in direction to W_mm faster than
 fixed-step GD, in the covered settings of rates-global (random and hard starts).
 

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, global convergence of GD (SPEC.md B claim 4; the paper's Section 4 as summarised:
+"""Transformers as SVMs, global convergence of GD (paper B claim 4,
+docs/statements.md#tfsvm-global; the paper's Section 4 as summarised:
 "the optimal tokens have a significant score gap; the initial gradient direction aligns with the
 optimal tokens"). Our reconstruction of the two geometric conditions, judged by the data:
 

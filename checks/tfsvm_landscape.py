@@ -1,4 +1,5 @@
-"""Transformers as SVMs, over-parameterisation gives a benign landscape (SPEC.md B claims 3-4; the
+"""Transformers as SVMs, over-parameterisation gives a benign landscape (paper B claims 3-4,
+docs/statements.md#tfsvm-landscape; the
 paper's Section 5.2 as summarised: "no stationary points and no spurious locally optimal
 directions"). Our reconstruction, judged by the data:
 

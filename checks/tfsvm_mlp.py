@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 6 (SPEC.md B; Section 6 / Appendix D): with an MLP head, attention
+"""Transformers as SVMs, claim 6 (paper B,
+docs/statements.md#tfsvm-mlp; Section 6 / Appendix D): with an MLP head, attention
 trained by normalized GD may select SETS O_i of tokens, and the generalized SVM predicts the
 limit W_t = W^fin + R_t W^mm: the component of W_t orthogonal to S_fin (the span of the
 within-set rows (x_io - x_io') z_i^T) aligns with W^mm(O) (`cross.generalized_w_svm`), and the

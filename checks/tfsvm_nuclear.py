@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 2 (SPEC.md B): attention trained in (K, Q) (W = K Q^T, width
+"""Transformers as SVMs, claim 2 (paper B;
+docs/statements.md#tfsvm-nuclear): attention trained in (K, Q) (W = K Q^T, width
 m >= d) converges in direction to the nuclear-norm max-margin W*_mm(alpha) of the tokens alpha
 it selects, not to the Frobenius W_mm where the two differ.
 

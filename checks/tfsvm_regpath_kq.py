@@ -1,4 +1,5 @@
-"""Transformers as SVMs, the (K, Q) regularization path (SPEC.md B claim 2; the paper's Section 3,
+"""Transformers as SVMs, the (K, Q) regularization path (paper B claim 2,
+docs/statements.md#tfsvm-regpath-kq; the paper's Section 3,
 our reconstruction of the statement): with (K, Q)(R) = argmin L(K Q^T) over
 ||K||_F^2 + ||Q||_F^2 <= 2R (K, Q in R^{d x m}), under Assumption A, strict optimality and
 (Att-SVM) for opt feasible, K Q^T / R converges to the set of nuclear-norm solutions

@@ -8,7 +8,8 @@ The conclusion is Theorem 2's (`checks.theorem2.to_gmm`, proxy of `attnsvm.dynam
 shorter horizon (HORIZON x budget horizon GD steps, extended 4x before a failure is
 accepted; an undecided start is reported undecided at once: the search only needs failures): a start fails the claim when its steps align with the
 p_mm(alpha) of the tokens alpha != opt that it selects, its norm grows and 1 - corr(p_t,
-p_mm(alpha)) does not grow, still at 4x the horizon. For the hand instance of SPEC.md
+p_mm(alpha)) does not grow, still at 4x the horizon. For the hand instance of
+docs/statements.md#theorem2-tightness
 (stored witness `theorem2-tightness--hand.json`) the derivation proves non-convergence
 to the GMM exactly."""
 
