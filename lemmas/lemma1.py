@@ -1,4 +1,4 @@
-"""Lemma 1 (SPEC.md A; proof in Appendix A.2): GD on p and GD on W = p u^T/||u||^2 coincide.
+"""Lemma 1 (docs/statements.md#lemma1; proof in Appendix A.2): GD on p and GD on W = p u^T/||u||^2 coincide.
 
 The paper's proof is an induction whose step is the rank-one gradient identity
 grad L_W(W) = grad L_p(W u) u^T. Every step is checked by sympy for a symbolic dimension d

@@ -1,4 +1,4 @@
-"""Lemma 10 (SPEC.md A, Appendix B.5.2): with keys in general position (Theorem 7: any at most d
+"""Lemma 10 (Appendix B.5.2; docs/statements.md#lemma10): with keys in general position (Theorem 7: any at most d
 rows k_{i,alpha_i} - k_it are linearly independent, and the all-ones vector is not in the range of
 any d + 1 of them), every direction q != 0 has at most d directional neighbours (Definition 3).
 

@@ -1,4 +1,4 @@
-"""Lemma 2 / Lemma 11 (SPEC.md A; proof in Appendix B.6): (ATT-SVM) with alpha = opt is feasible
+"""Lemma 2 / Lemma 11 (docs/statements.md#lemma2; proof in Appendix B.6): (ATT-SVM) with alpha = opt is feasible
 when the labels share one sign s, the optimal tokens are strictly optimal and v is in range(W)
 (Lemma 11; Lemma 2's full-rank W is the special case).
 
@@ -13,7 +13,8 @@ from attnsvm.claims.symbolic import d, residuals
 
 STATEMENT = ("labels of one sign s, gamma_{i,opt_i} > gamma_it for t != opt_i, v in range(W) (Lemma 11; full-rank W: "
              "Lemma 2) => (ATT-SVM) with alpha = opt is feasible")
-RECONSTRUCTION = "the common label sign is our reading of the proof (SPEC.md A: the witness needs one sign of Y_i)"
+RECONSTRUCTION = ("the common label sign is our reading of the proof (docs/statements.md#lemma2: the witness needs "
+                  "one sign of Y_i)")
 
 
 def full_rank_range() -> dict:

@@ -1,4 +1,4 @@
-"""Lemma 3 (key lemma; SPEC.md A, Appendix A.1, (16)): for one input with logits a = K q of any
+"""Lemma 3 (key lemma; Appendix A.1, (16); docs/statements.md#lemma3): for one input with logits a = K q of any
 direction q, softmax weights s = S(K p), scores gamma and a reference token o,
 
     | a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t) |

@@ -1,4 +1,4 @@
-"""Lemma 4 (SPEC.md A; proof in Appendix B.1, (17)-(22)): under Assumptions A and B, p_mm = p_mm(opt)
+"""Lemma 4 (docs/statements.md#lemma4; proof in Appendix B.1, (17)-(22)): under Assumptions A and B, p_mm = p_mm(opt)
 is a global descent direction, <grad L(p), p_mm> < 0 for every p.
 
 Every step is checked by sympy for a symbolic number of tokens T and inputs n (sums over

@@ -1,4 +1,4 @@
-"""Lemma 5 (gradient correlation conditions; SPEC.md A, proof in Appendix B.1 after Lemma 4): under
+"""Lemma 5 (gradient correlation conditions; docs/statements.md#lemma5, proof in Appendix B.1 after Lemma 4): under
 Assumptions A and B with n = 1 and p_mm the GMM, for every pi > 0 there is R_pi such that
 ||p|| >= R_pi implies <grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||>.
 

@@ -1,4 +1,4 @@
-"""Lemma 6 (SPEC.md A; proof in Appendix B.1, (27)-(30)): under Assumption A, L is L_p-smooth, GD with
+"""Lemma 6 (docs/statements.md#lemma6; proof in Appendix B.1, (27)-(30)): under Assumption A, L is L_p-smooth, GD with
 eta <= 1/L_p obeys L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2, and sum_t ||grad L(p_t)||^2 < oo.
 
 Per input (drop i): a = K p, s = S(a), f = <s, gamma>, g = S'(a) gamma = s o (gamma - f),
@@ -15,7 +15,7 @@ from attnsvm.claims.symbolic import T, residuals, resolve, softmax, t, total, u
 STATEMENT = ("Assumption A => L is L_p-smooth, L_p = (1/n) sum_i (M0 ||v||^2 ||W||^2 ||X_i||^4 + 3 M1 ||v|| ||W||^2 "
              "||X_i||^3); GD with eta <= 1/L_p has L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2 and "
              "sum_t ||grad L(p_t)||^2 < oo")
-RECONSTRUCTION = "the constant L_p is our reconstruction (SPEC.md A, Lemma 6; spectral norms)"
+RECONSTRUCTION = "the constant L_p is our reconstruction (docs/statements.md#lemma6; spectral norms)"
 
 
 def jacobians() -> dict:

@@ -1,4 +1,4 @@
-"""Lemma 7 (local gradient condition; SPEC.md A, proof in Appendix B.1, (32)-(50)): for a locally
+"""Lemma 7 (local gradient condition; docs/statements.md#lemma7, proof in Appendix B.1, (32)-(50)): for a locally
 optimal alpha with p_mm = p_mm(alpha), s_i = S(K_i p)_{alpha_i},
 A_bar = max_{i,t,tau} ||k_it - k_itau|| and Gamma = max_{i,t,tau} |gamma_it - gamma_itau|:
 

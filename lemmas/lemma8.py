@@ -1,4 +1,4 @@
-"""Lemma 8, first statement (SPEC.md A, Appendix B.5.1, (62)-(64)): unit p, q with the same unique
+"""Lemma 8, first statement (Appendix B.5.1, (62)-(64); docs/statements.md#lemma8): unit p, q with the same unique
 selected tokens alpha, both neighbour-optimal, and Gamma(p) = Gamma(q) + delta, delta > 0: there is
 R_delta with L(R p) < L(R q) for all R >= R_delta. The second statement (q with a unique, better
 neighbour beats p) is shown by the necessity witness of `q_neighbor_optimal`.

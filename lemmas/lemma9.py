@@ -1,4 +1,4 @@
-"""Lemma 9 (SPEC.md A, Appendix B.5.2, (69)-(70)): for a unit direction q with unique selected
+"""Lemma 9 (Appendix B.5.2, (69)-(70); docs/statements.md#lemma9): for a unit direction q with unique selected
 tokens alpha whose directional neighbours all score strictly higher than their selected tokens,
 there is R_0 with L(R q) < L_*(alpha) = (1/n) sum_i loss(gamma_{i,alpha_i}) for all R >= R_0.
 

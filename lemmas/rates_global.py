@@ -1,4 +1,5 @@
-"""Implicit bias and fast rates (SPEC.md C), global convergence: normalized GD and the Polyak step converge in
+"""Implicit bias and fast rates (
+docs/statements.md#rates-global), global convergence: normalized GD and the Polyak step converge in
 direction to W_mm(opt) from any start, in the data settings the paper covers.
 
 Paper C's theorems are not in papers/ (only its abstract), so the covered settings are our
@@ -19,7 +20,7 @@ from attnsvm.results.lemmas.theorem1 import margin_identity
 STATEMENT = ("in the covered settings (Assumption B, W_mm(opt) feasible, n = 1 or every non-optimal token a support "
              "vector), normalized GD and the Polyak step converge in direction to W_mm(opt) from every start")
 RECONSTRUCTION = ("the covered settings and Polyak's f_star = L_inf are our reconstruction: paper C's text gives no "
-                  "formulas (SPEC.md C)")
+                  "formulas (docs/statements.md#rates-global)")
 
 
 def descent_direction() -> dict:

@@ -1,4 +1,5 @@
-"""Implicit bias and fast rates (SPEC.md C), joint training of W and the linear decoder v by normalized GD
+"""Implicit bias and fast rates (
+docs/statements.md#rates-joint), joint training of W and the linear decoder v by normalized GD
 on Gaussian-like data: W converges in direction to W_mm(opt), the decoder's normalized margin to the
 label SVM's, and the loss decays like exp(-t^{1/3}).
 
@@ -19,7 +20,8 @@ from attnsvm.claims.symbolic import T, d, j, residuals, resolve, softmax, t
 STATEMENT = ("joint normalized GD on (W, v), Gaussian-like data: W -> W_mm(opt) in direction, the decoder's normalized "
              "margin -> the label SVM's, and L(theta_t) <= exp(-c t^{1/3})")
 RECONSTRUCTION = ("the Gaussian-like data model and the exp(-t^{1/3}) law are our reconstruction of paper C's joint "
-                  "training result (SPEC.md C); the decoder target is the label SVM on the label tokens")
+                  "training result (docs/statements.md#rates-joint); the decoder target is the label SVM on the label "
+                  "tokens")
 
 
 def decoder_gradient() -> dict:

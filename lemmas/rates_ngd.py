@@ -1,4 +1,4 @@
-"""Implicit bias and fast rates (SPEC.md C), the directional rate of normalized GD:
+"""Implicit bias and fast rates (docs/statements.md#rates-ngd), the directional rate of normalized GD:
 1 - corr(W_t, W_mm(opt)) <= C log(t)/t in the covered settings of rates-global.
 
 Paper C's finite-time theorems are not in papers/ (abstract only): the law is OUR reconstruction, the

@@ -1,4 +1,5 @@
-"""Implicit bias and fast rates (SPEC.md C), the directional rate of the Polyak step (f_star = L_inf):
+"""Implicit bias and fast rates (
+docs/statements.md#rates-polyak), the directional rate of the Polyak step (f_star = L_inf):
 1 - corr(W_t, W_mm(opt)) <= C log(t)/t in the covered settings of rates-global (OUR reconstruction,
 as rates-ngd).
 

@@ -1,4 +1,5 @@
-"""Implicit bias and fast rates (SPEC.md C), attention sparsification: under normalized GD and the Polyak
+"""Implicit bias and fast rates (
+docs/statements.md#rates-sparsity), attention sparsification: under normalized GD and the Polyak
 step the softmax mass off the optimal tokens decays exponentially in t,
 mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c_NGD = eta/(Z ||W_mm||^2), c_Polyak = rho_0/(Z^2 ||W_mm||^2)
 (OUR reconstruction of the law; paper C's expressions are not in papers/).

@@ -1,4 +1,5 @@
-"""Implicit bias and fast rates (SPEC.md C), why adaptive steps are faster: the gradient is proportional to
+"""Implicit bias and fast rates (
+docs/statements.md#rates-speedup), why adaptive steps are faster: the gradient is proportional to
 the softmax mass off the selected token, so a fixed step stalls as attention sparsifies while a
 normalized (or Polyak) step does not.
 

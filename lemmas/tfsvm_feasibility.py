@@ -1,4 +1,5 @@
-"""Transformers as SVMs, feasibility under over-parameterisation (SPEC.md B, claim 3): if d >= max(T-1, n),
+"""Transformers as SVMs, feasibility under over-parameterisation (claim 3,
+docs/statements.md#tfsvm-feasibility): if d >= max(T-1, n),
 (Att-SVM) is feasible for almost every dataset and every alpha.
 
 The constraint rows are vec(D_i[t] z_i^T), D_i[t] = x_{i,alpha_i} - x_it (t != alpha_i). Pick T-1

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 1 (SPEC.md B): the W-parameterised attention converges in direction to the
+"""Transformers as SVMs, claim 1 (
+docs/statements.md#tfsvm-frobenius): the W-parameterised attention converges in direction to the
 Frobenius max-margin W_mm.
 
 The W-problem is the core paper's p-problem in dimension d^2 with keys k_it = vec(x_it z_i^T):

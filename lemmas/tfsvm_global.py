@@ -1,4 +1,5 @@
-"""Transformers as SVMs, global convergence of GD under geometric conditions (SPEC.md B claim 4; the paper's
+"""Transformers as SVMs, global convergence of GD under geometric conditions (claim 4,
+docs/statements.md#tfsvm-global; the paper's
 Section 4 as summarised: a significant score gap of the optimal tokens, and an initial gradient aligned with
 them). Our reconstruction of the conditions (the summary gives no formulas): in every input
 gamma_opt - max_{t != opt} gamma_t >= the spread of the other scores, and

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, over-parameterisation gives a benign landscape (SPEC.md B claims 3-4; the paper's
+"""Transformers as SVMs, over-parameterisation gives a benign landscape (claims 3-4,
+docs/statements.md#tfsvm-landscape; the paper's
 Section 5.2 as summarised: no stationary points, no spurious locally optimal directions). Our
 reconstruction: (i) with linearly independent queries (possible iff d >= n) and no input whose scores are
 all tied, L(W) has no stationary point, for any loss with loss' < 0; (ii) spurious LMMs become rare as d

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 6 (SPEC.md B; Section 6, with the core paper's Appendix D): with a nonlinear
+"""Transformers as SVMs, claim 6 (
+docs/statements.md#tfsvm-mlp; Section 6, with the core paper's Appendix D): with a nonlinear
 head the attention limit W_t = W^fin + R_t W^mm (R_t -> oo) selects a SET O_i per input: the
 generalized SVM W^mm (margins >= 1 from O_i to the rest, 0 within O_i) masks the other tokens
 out, and the finite part W^fin fixes the composition inside O_i.

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, claim 2 (SPEC.md B): the (K, Q)-parameterisation W = K Q^T measures W by its nuclear
+"""Transformers as SVMs, claim 2 (
+docs/statements.md#tfsvm-nuclear): the (K, Q)-parameterisation W = K Q^T measures W by its nuclear
 norm, min {(||K||_F^2 + ||Q||_F^2)/2 : K Q^T = W} = ||W||_* (m >= rank W), so the (K, Q)
 regularization path is the nuclear-ball path of W and its max-margin limit is W*_mm.
 

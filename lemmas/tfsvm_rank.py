@@ -1,4 +1,4 @@
-"""Transformers as SVMs, claim 5 (SPEC.md B): rank(W_mm(alpha)) <= n.
+"""Transformers as SVMs, claim 5 (docs/statements.md#tfsvm-rank): rank(W_mm(alpha)) <= n.
 
 The constraints see W only through the products W z_i, so projecting W's rows onto the span of
 the queries keeps every constraint value and does not increase ||W||_F; the minimum-norm W_mm is

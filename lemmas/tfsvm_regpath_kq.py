@@ -1,4 +1,5 @@
-"""Transformers as SVMs, the (K, Q) regularization path (SPEC.md B claim 2; the paper's Section 3).
+"""Transformers as SVMs, the (K, Q) regularization path (claim 2, the paper's Section 3;
+docs/statements.md#tfsvm-regpath-kq).
 Our reconstruction of the statement (the text we have gives no formulas): with (K, Q)(R) =
 argmin L(K Q^T) over ||K||_F^2 + ||Q||_F^2 <= 2R (K, Q in R^{d x m}), K Q^T / R converges to the
 nuclear-norm max-margin set W*_mm(opt)/||W*_mm||_* when m >= d, and to the solutions of the
@@ -20,7 +21,7 @@ STATEMENT = ("Assumption A, opt strictly optimal, (Att-SVM) for opt feasible: th
              "||K||_F^2 + ||Q||_F^2 <= 2R has K Q^T / R -> the nuclear-norm solutions W*_mm(opt)/||W*_mm||_* (m >= d), "
              "or the solutions of min ||W||_* s.t. the (Att-SVM) rows and rank W <= m (m < d)")
 RECONSTRUCTION = ("statement reconstructed from the paper's Section 3 as summarised (the summary has no formulas); the rank "
-                  "form for m < d as SPEC.md and the brief state it")
+                  "form for m < d is our extension")
 
 
 def scaling() -> dict:

@@ -1,4 +1,5 @@
-"""Transformers as SVMs, the W regularization path (SPEC.md B claim 1; the paper's Section 3). Our
+"""Transformers as SVMs, the W regularization path (claim 1, the paper's Section 3;
+docs/statements.md#tfsvm-regpath-w). Our
 reconstruction of the statement (the text we have gives no formulas): W(R) = argmin_{||W||_F <= R}
 L(W) converges in direction to W_mm(opt) under Assumption A, strict optimality and feasibility;
 confined to cone_mu(W_mm(alpha)) ∩ {||W||_F >= R0}, it converges to W_mm(alpha) for every locally

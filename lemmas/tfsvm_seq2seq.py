@@ -1,7 +1,7 @@
 """Transformers as SVMs, Section 7 (sequence-to-sequence; `lemmas/tfsvm_causal.py` the causal form):
 with every token a query, the implicit bias of GD and of the regularization path is the
 max-margin problem with one block of constraints per query (our reconstruction: the summary in
-papers/ names the setting, not its formulas; SPEC.md B).
+papers/ names the setting, not its formulas; docs/statements.md#tfsvm-seq2seq).
 
 The proof is a reduction: the risk is the core linear-head risk of the n T inputs (i, k) with
 keys vec(x_it x_ik^T) (a causal query's visible tokens repeated equally often, which leaves a

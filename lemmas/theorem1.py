@@ -1,4 +1,4 @@
-"""Theorem 1 (SPEC.md A; proof in Appendix B.2 as a corollary of Lemma 14 and Theorem 8, whose proof
+"""Theorem 1 (docs/statements.md#theorem1; proof in Appendix B.2 as a corollary of Lemma 14 and Theorem 8, whose proof
 is Appendix D.1): the regularization path p(R) = argmin_{||p|| <= R} L(p) converges in direction
 to the GMM p_mm = p_mm(opt) under Assumption A and strict optimality.
 

@@ -1,4 +1,4 @@
-"""Theorem 2 (SPEC.md A; proof in Appendix B.3): under Assumptions A and B, GD with eta <= 1/L_p has
+"""Theorem 2 (docs/statements.md#theorem2; proof in Appendix B.3): under Assumptions A and B, GD with eta <= 1/L_p has
 (a) ||p_t|| -> oo and, (b) for n = 1, p_t/||p_t|| -> p_mm/||p_mm||.
 
 (a) is Lemma 4 (no finite stationary point) plus Lemma 6 (summable squared gradients) and a

@@ -1,4 +1,5 @@
-"""Appendix E (Figure 8): Theorem 2(b) needs n = 1. On the hand instance of SPEC.md (n = 2, T = 2, so
+"""Appendix E (Figure 8): Theorem 2(b) needs n = 1. On our hand instance (
+docs/statements.md#theorem2-tightness; n = 2, T = 2, so
 Assumption B holds; W = I, Y = (1, 1), v = (1, -3), logistic loss; stored as the witness
 theorem2-tightness--hand.json)
 

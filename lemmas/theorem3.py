@@ -1,4 +1,5 @@
-"""Theorem 3 (SPEC.md A; proof in Appendix B.4): GD from a cone C_{mu,R_mu}(p_mm) around an LMM direction
+"""Theorem 3 (
+docs/statements.md#theorem3; proof in Appendix B.4): GD from a cone C_{mu,R_mu}(p_mm) around an LMM direction
 p_mm = p_mm(alpha) converges to it in direction.
 
 The proof rests on Lemma 7 (L1: no stationary point in the cone; L2: -grad L correlates

@@ -1,4 +1,5 @@
-"""Theorem 4 (SPEC.md A; it is Theorem 7, proved in Appendix B.5 with Lemmas 8-10): with distinct scores
+"""Theorem 4 (
+docs/statements.md#theorem4; it is Theorem 7, proved in Appendix B.5 with Lemmas 8-10): with distinct scores
 and keys in general position, the regularization path restricted to any cone around a unit q
 that is not an LMM direction does not converge to q.
 

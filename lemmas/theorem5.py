@@ -1,4 +1,5 @@
-"""Theorem 5 (SPEC.md A, Section 3; proof in Appendix C.1): under Assumption C the joint regularization path
+"""Theorem 5 (Section 3,
+docs/statements.md#theorem5; proof in Appendix C.1): under Assumption C the joint regularization path
 (v, p)(r, R) of the logistic loss converges in direction to (v_mm, p_mm(alpha)).
 
 The proof is by contradiction with the competitor (r v_mm/||v_mm||, R p_mm/||p_mm||): if p stays

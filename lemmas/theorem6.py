@@ -1,4 +1,5 @@
-"""Theorem 6 (SPEC.md A, Section 3.2; proof in Appendix C.2, Lemmas 12 and 13): when the joint path selects
+"""Theorem 6 (Section 3.2,
+docs/statements.md#theorem6; proof in Appendix C.2, Lemmas 12 and 13): when the joint path selects
 alpha and Assumption C holds over the support set S of (SVM), v -> v_mm and p tends to the relaxed
 problem (10): min ||p|| s.t. (k_{i,alpha_i} - k_it)^T p >= 1 (i in S), >= 0 (i not in S).
 
