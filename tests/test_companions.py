@@ -1,4 +1,4 @@
-"""The companion papers (SPEC.md B, C): cross-attention core (attnsvm.dynamics.cross) and the ids
+"""The companion papers (papers B and C, docs/statements.md): cross-attention core (attnsvm.dynamics.cross) and the ids
 tfsvm-* and rates-*."""
 
 import numpy as np

@@ -60,7 +60,7 @@ def test_tightness_witnesses_replay(name, budget):
     assert str(rep.verdict) == "REFUTED", rep.evidence
     kinds = rep.evidence["outcome"]["limits"]
     assert "other" in kinds
-    if name == "hand":                                    # the SPEC instance, start (5, 0) -> LMM (1, 0)
+    if name == "hand":                                    # the hand instance, start (5, 0) -> LMM (1, 0)
         assert w["instance"]["dataset"]["v"] == [1, -3]
         start = rep.evidence["outcome"]["starts"][kinds.index("other")]
         assert start["alpha"] == [0, 1] and start["selected_p_mm"] == pytest.approx([1.0, 0.0])

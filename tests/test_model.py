@@ -104,7 +104,7 @@ def textbook_ngd(ds, p0, steps, eta):
 
 
 def test_ngd_on_gmm_direction_stays_there_where_autograd_drifts():
-    """SPEC scenario: one input, three tokens, start at corr 0.99 with the GMM, 3000 NGD steps of 0.1."""
+    """Issue 2's scenario: one input, three tokens, start at corr 0.99 with the GMM, 3000 NGD steps of 0.1."""
     ds = gaussian_dataset(13, 1, 3, 2, labels="positive")
     q = geometry.gmm(ds).p_mm
     q = q / np.linalg.norm(q)

@@ -1,5 +1,5 @@
 """SVMs: quadprog hot path against cvxpy; exact KKT and Farkas certificates, including that a
-wrong solution is rejected; Definition 2 on the tightness instance of SPEC.md."""
+wrong solution is rejected; Definition 2 on the tightness instance (docs/statements.md#theorem2-tightness)."""
 
 from fractions import Fraction
 

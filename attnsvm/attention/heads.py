@@ -1,4 +1,4 @@
-"""Prediction heads h: R^d -> R applied to the attention output X^T S(X W p) (SPEC.md, Model)."""
+"""Prediction heads h: R^d -> R applied to the attention output X^T S(X W p) (docs/statements.md#notation)."""
 
 from __future__ import annotations
 

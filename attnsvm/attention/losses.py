@@ -1,4 +1,4 @@
-"""Losses of Assumption A (SPEC.md): strictly decreasing, loss' M0-Lipschitz and |loss'| <= M1
+"""Losses of Assumption A (docs/statements.md#assumption-A): strictly decreasing, loss' M0-Lipschitz and |loss'| <= M1
 on bounded intervals. A loss is a value: `value`, `deriv` (torch, elementwise) and, where
 known, `constants(lo, hi) -> (M0, M1)` on the interval [lo, hi] of margins `Y f`, and
 `increment(u, c) = value(u - c) - value(u)` computed without cancellation (see `increment`)."""

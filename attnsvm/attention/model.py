@@ -1,4 +1,4 @@
-"""The attention model of SPEC.md: keys, scores (Definition 1), optimal tokens, output f and
+"""The attention model (docs/statements.md#notation): keys, scores (Definition 1), optimal tokens, output f and
 risk L for any head, with closed-form gradients in p, W and (K, Q).
 
 `f(X) = h(X^T S(X W p))`; `L(p) = (1/n) sum_i loss(Y_i f(X_i))`. The closed forms use the
@@ -80,7 +80,7 @@ def strict_optimality(ds: Dataset) -> bool:
 
 
 def assumption_b(ds: Dataset) -> bool:
-    """Assumption B (SPEC.md A): in every input all non-optimal tokens share one score, strictly
+    """Assumption B (docs/statements.md#assumption-B): in every input all non-optimal tokens share one score, strictly
     below the optimal one (exact)."""
     for row in exact_scores(ds):
         top = max(row)
@@ -129,7 +129,7 @@ def grad_p(ds: Dataset, p, loss: Loss | str = "logistic", head=None, W=None) -> 
 
 
 def cross_logits(X: torch.Tensor, W: torch.Tensor, Z: torch.Tensor) -> torch.Tensor:
-    """a_it = x_it^T W z_i (cross-attention, SPEC.md B)."""
+    """a_it = x_it^T W z_i (cross-attention, paper B)."""
     return torch.einsum("ntd,de,ne->nt", X, W, Z)
 
 
@@ -165,7 +165,7 @@ def grad_W(ds: Dataset, W, u, loss: Loss | str = "logistic", head=None) -> torch
 
 
 def grad_KQ(ds: Dataset, Kmat, Qmat, loss: Loss | str = "logistic", head=None) -> tuple[torch.Tensor, torch.Tensor]:
-    """Gradients in (K, Q) of the cross-attention risk with W = K Q^T (SPEC.md B):
+    """Gradients in (K, Q) of the cross-attention risk with W = K Q^T (paper B):
     with G = grad_W L, grad_K = G Q and grad_Q = G^T K."""
     G = grad_W_cross(ds, t(Kmat) @ t(Qmat).T, loss, head)
     return G @ t(Qmat), G.T @ t(Kmat)

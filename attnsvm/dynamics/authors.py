@@ -1,4 +1,4 @@
-"""The numerics of the authors' public experiment code (SPEC.md D), as composable pieces of
+"""The numerics of the authors' public experiment code (docs/reproducing.md), as composable pieces of
 `dynamics.run`, to reproduce their runs and to isolate what each convention changes:
 
 - `NaiveProblem`: the risk's gradient as float64 autograd through the softmax computes it,

@@ -1,4 +1,5 @@
-"""Cross- and self-attention with a trained key-query matrix (SPEC.md B, "Transformers as SVMs").
+"""Cross- and self-attention with a trained key-query matrix (paper B, "Transformers as SVMs";
+docs/statements.md#notation).
 
 `f(X, z) = v^T X^T S(X W z)`, self-attention when `z_i = x_i1`. The logits are linear in W:
 
@@ -69,7 +70,7 @@ def to_matrix(p) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class KQ:
-    """The (K, Q)-parameterisation W = K Q^T, K, Q in R^{d x m} (SPEC.md B). theta (B, 2 d m) is
+    """The (K, Q)-parameterisation W = K Q^T, K, Q in R^{d x m} (paper B). theta (B, 2 d m) is
     vec(K) followed by vec(Q) (row-major); p = vec(K Q^T)."""
 
     d: int
@@ -116,7 +117,7 @@ class KQ:
 
 
 def smoothness(datasets: Sequence[Dataset], loss: Loss | str = "logistic") -> np.ndarray:
-    """Lemma 6's smoothness constant (our reconstruction, SPEC.md A) for the W-parameterised risk,
+    """Lemma 6's smoothness constant (our reconstruction, docs/statements.md#lemma6) for the W-parameterised risk,
     one per dataset: L = (1/n) sum_i (M0 ||v||^2 ||X_i||^2 ||K_i||^2 + 3 M1 ||v|| ||X_i|| ||K_i||^2)
     with spectral norms and K_i the (T, d*d) key matrix of rows vec(x_it z_i^T), so
     ||K_i|| = ||X_i|| ||z_i|| (Lemma 6's ||W|| ||X_i|| with keys X_i W). Constants (M0, M1)
@@ -137,7 +138,7 @@ def smoothness(datasets: Sequence[Dataset], loss: Loss | str = "logistic") -> np
 def log_unselected_mass(problem: Problem, p, alpha) -> torch.Tensor:
     """log(1 - s_{i,alpha_i}(p)) per instance and input (B, n): the softmax mass off the selected
     tokens alpha ((B, n) or (n,)), as a log-sum-exp over the other tokens (no cancellation at
-    saturation). Its decay measures attention sparsification (SPEC.md C)."""
+    saturation). Its decay measures attention sparsification (docs/statements.md#rates-sparsity)."""
     p = model.t(p, problem.K.device)
     a = torch.einsum("bntd,bd->bnt", problem.K, p)
     alpha = torch.as_tensor(np.asarray(alpha), device=a.device).long().expand(a.shape[:2])
@@ -186,7 +187,7 @@ def first_step_at_least(steps: Sequence[int], values, level: float) -> int | Non
 def alignment_curves(datasets: Sequence[Dataset], tr, target, alpha) -> dict:
     """For a W-parameterised run `tr` on `datasets` (one per batch row): at every recorded step,
     gap = 1 - corr(W_t, target) and off_mass = mean_i (1 - s_{i,alpha_i}(W_t)) (log domain, exact
-    at saturation): the directional convergence and attention sparsification of SPEC.md C.
+    at saturation): the directional convergence and attention sparsification of paper C.
     Arrays of shape (recorded steps, B)."""
     prob = w_problem(datasets)
     gap = (1 - tr.corr(model.t(target))).numpy()
@@ -264,7 +265,7 @@ class HeadProblem:
 
 
 def generalized_w_svm(ds: Dataset, sets: Sequence[Sequence[int]]):
-    """The generalized SVM of nonlinear heads (SPEC.md B claim 6; TF-as-SVM Section 6), for
+    """The generalized SVM of nonlinear heads (docs/statements.md#tfsvm-mlp; TF-as-SVM Section 6), for
     selected sets O_i:  W^mm = argmin ||W||_F  s.t.  (x_io - x_it)^T W z_i >= 1 (o in O_i, t not in
     O_i),  (x_io - x_io')^T W z_i = 0 (o, o' in O_i). The equalities span S_fin, the subspace of
     the finite component; the problem is solved in an orthonormal basis N of S_fin's orthogonal

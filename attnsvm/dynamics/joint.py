@@ -1,4 +1,4 @@
-"""Joint training of the key-query matrix W and the linear decoder v of self-attention (SPEC.md C,
+"""Joint training of the key-query matrix W and the linear decoder v of self-attention (paper C,
 "jointly training W and the linear decoder"): L(W, v) = mean_i loss(Y_i v^T X_i^T S(X_i W z_i)),
 trained in theta = (vec W, v) by any `dynamics` rule (`dynamics.run(JointProblem, rule, theta0, H)`).
 

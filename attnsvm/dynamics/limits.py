@@ -1,4 +1,4 @@
-"""Finite-horizon evidence of directional convergence (Theorems 2 and 3, SPEC.md A).
+"""Finite-horizon evidence of directional convergence (paper A's Theorems 2 and 3, docs/statements.md#theorem2).
 
 A run converges in direction to q when p_t/||p_t|| -> q/||q||. At a finite horizon H, per
 start, we measure at the last recorded checkpoints (H/4, H/2, H):

@@ -1,4 +1,4 @@
-"""A batch of linear-head risks to descend (SPEC.md A, "Model and risk"): keys K (B,n,T,d),
+"""A batch of linear-head risks to descend (docs/statements.md#notation): keys K (B,n,T,d),
 scores gamma (B,n,T), one loss; its gradient is the log-domain `Grad` (attnsvm.attention.gradients),
 on the fused kernel for unrecorded steps where it runs. Runs on CUDA when present, else CPU,
 in float64."""

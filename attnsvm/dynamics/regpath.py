@@ -1,4 +1,4 @@
-"""Regularization paths (SPEC.md A: Theorems 1 and 4; Section 3: Theorems 5 and 6).
+"""Regularization paths (paper A: Theorems 1 and 4; Section 3: Theorems 5 and 6).
 
     p(R) = argmin L(p)  s.t.  ||p|| <= R  [and p in cone_mu(q), ||p|| >= R0 (Theorem 4)]
     (v, p)(r, R) = argmin L(v, p)  s.t.  ||v|| <= r, ||p|| <= R                 (Section 3)
@@ -64,8 +64,8 @@ GRADIENT_EVERY = 4        # a gradient trial at least every few iterations, even
 class Region:
     """{x : min_radius <= ||x|| <= radius, corr(x, axis) >= cos} per instance (B rows).
 
-    `axis`/`cos` (optional) give a circular cone (cone_mu(q) with cos = 1 - mu, SPEC.md
-    Definition 2); `min_radius` (default 0) Theorem 4's norm lower bound R0."""
+    `axis`/`cos` (optional) give a circular cone (cone_mu(q) with cos = 1 - mu,
+    docs/statements.md#definition2); `min_radius` (default 0) Theorem 4's norm lower bound R0."""
 
     radius: torch.Tensor
     axis: torch.Tensor | None = None

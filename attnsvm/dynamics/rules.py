@@ -1,5 +1,5 @@
 """Update rules as composable objects (optax style: `init` / `update`), batched: GD,
-normalized GD (SPEC.md C), per-block normalized GD, Polyak (SPEC.md C), one rule per instance.
+normalized GD (paper C), per-block normalized GD, Polyak (paper C), one rule per instance.
 Rules read the log-domain `Grad`, so normalized GD and Polyak keep the right direction when
 the gradient underflows."""
 
@@ -72,7 +72,7 @@ class GD:
 
 @dataclass(frozen=True)
 class NormalizedGD:
-    """p <- p - eta grad L(p) / ||grad L(p)|| (SPEC.md C)."""
+    """p <- p - eta grad L(p) / ||grad L(p)|| (paper C)."""
 
     eta: float | Sequence[float] | torch.Tensor
     needs: ClassVar[frozenset] = frozenset()
@@ -108,7 +108,7 @@ class BlockNormalizedGD:
 
 @dataclass(frozen=True)
 class Polyak:
-    """p <- p - ((L(p) - f_star) / ||grad L||^2) grad L(p) (SPEC.md C), step length computed
+    """p <- p - ((L(p) - f_star) / ||grad L||^2) grad L(p) (paper C), step length computed
     in the log domain as exp(log(L - f_star) - log||grad L||), capped at `max_step`.
     f_star="infimum" uses L_inf = mean_i loss(max_t gamma_it), the risk's infimum when the
     max-score tokens are separable (for a fixed head it is not 0), with log(L - L_inf) from

@@ -1,4 +1,4 @@
-"""Sequence-to-sequence and causal self-attention (Transformers as SVMs, Section 7; SPEC.md B).
+"""Sequence-to-sequence and causal self-attention (Transformers as SVMs, Section 7; docs/statements.md#tfsvm-seq2seq).
 The formulas are our reconstruction: the summary in papers/ names the setting, not its
 equations.
 

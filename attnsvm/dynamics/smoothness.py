@@ -1,4 +1,4 @@
-"""Lemma 6's smoothness constant L_p (our reconstruction, SPEC.md A, spectral norms):
+"""Lemma 6's smoothness constant L_p (our reconstruction, docs/statements.md#lemma6, spectral norms):
 
     L_p = (1/n) sum_i (M0 ||v||^2 ||W||^2 ||X_i||^4 + 3 M1 ||v|| ||W||^2 ||X_i||^3)
 

@@ -1,4 +1,4 @@
-"""Joint training of the head v and the attention weights p (SPEC.md A, Section 3) as a
+"""Joint training of the head v and the attention weights p (paper A, Section 3) as a
 `dynamics.run` problem: theta = (v, p) in R^{2d} (v first),
 
     L(v, p) = (1/n) sum_i loss(Y_i v^T X_i^T S(K_i p)),
@@ -8,7 +8,7 @@
 grad_p comes from `gradients.linear_head_grad` (log domain, no cancellation at saturation), so
 `dynamics.BlockNormalizedGD(eta, (d, d))` normalises each block's gradient as the authors'
 Figure-3 notebook does. The two blocks are joined in the log domain: a block is lost only when
-its norm is e^-708 below the other's. (`dynamics.joint` is the (W, v) problem of SPEC.md C.)"""
+its norm is e^-708 below the other's. (`dynamics.joint` is the (W, v) problem of paper C.)"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token geometry (SPEC.md, Definition 2): GMM, SVM-neighbours, local optimality, LMMs, cones.
+"""Token geometry (docs/statements.md#definition2): GMM, SVM-neighbours, local optimality, LMMs, cones.
 
 Each selection alpha is decided one of three ways (`Selection.decision`):
 - 'exact': a verified certificate (KKT: p_mm, its exact active set and so the exact score gap;

@@ -2,8 +2,8 @@
 (b = 1 unless given) and a `solve` that always returns an `SVMResult` with an explicit
 status, never raises on infeasibility.
 
-(ATT-SVM) `p_mm(alpha) = argmin ||p|| s.t. (k_{i,alpha_i} - k_it)^T p >= 1` (SPEC.md A), the
-Frobenius W-SVM of SPEC.md B and the label SVM for v (Section 3) are all this one problem
+(ATT-SVM) `p_mm(alpha) = argmin ||p|| s.t. (k_{i,alpha_i} - k_it)^T p >= 1` (docs/statements.md#definition1), the
+Frobenius W-SVM of paper B and the label SVM for v (Section 3) are all this one problem
 with different rows; the hot path is quadprog's dense dual active-set method (Goldfarb-
 Idnani), cross-checked against cvxpy. The nuclear-norm W-SVM is not a QP: cvxpy only.
 Infeasible problems carry a Farkas vector `lam >= 0, A^T lam = 0, b^T lam = 1` from an LP.
@@ -233,7 +233,7 @@ def _rows_for(K: np.ndarray, alpha: Sequence[int]) -> tuple[np.ndarray, tuple, n
 
 def unit_keys(ds: Dataset) -> tuple[np.ndarray, int]:
     """(K', e) with keys K = X W = K' 2**e exactly where float64 allows and K' of unit scale: X and
-    W are scaled by powers of two before the product, so keys never overflow (SPEC.md: answers
+    W are scaled by powers of two before the product, so keys never overflow (answers
     do not depend on the scale of the data). Computed once per dataset."""
     from attnsvm.attention import model
 
@@ -312,7 +312,7 @@ def att_svm_keys(K: np.ndarray, alpha: Sequence[int], solver: str = "quadprog") 
 
 
 def w_svm_arrays(X: np.ndarray, Z: np.ndarray, alpha: Sequence[int], norm: str = "fro", solver: str = "quadprog") -> SVMResult:
-    """W-SVM (SPEC.md B) straight from float tokens X (n, T, d) and queries Z (n, d): rows
+    """W-SVM (paper B) straight from float tokens X (n, T, d) and queries Z (n, d): rows
     vec((x_{i,alpha_i} - x_it) z_i^T), no exact rows (sweeps); W_mm (fro) or W*_mm (nuclear, cvxpy)."""
     n, T, d = X.shape
     A, tags, _, _ = _rows_for(np.einsum("ntd,ne->ntde", X, Z).reshape(n, T, d * d), alpha)
@@ -321,7 +321,7 @@ def w_svm_arrays(X: np.ndarray, Z: np.ndarray, alpha: Sequence[int], norm: str =
 
 
 def w_svm_problem(ds: Dataset, alpha: Sequence[int]) -> MarginProblem:
-    """W-SVM (SPEC.md B): rows vec((x_{i,alpha_i} - x_it) z_i^T), z_i = dataset's z or x_i1."""
+    """W-SVM (paper B): rows vec((x_{i,alpha_i} - x_it) z_i^T), z_i = dataset's z or x_i1."""
     from attnsvm.attention import model
 
     alpha = _check_alpha(ds, alpha)

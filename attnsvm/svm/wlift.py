@@ -1,4 +1,4 @@
-"""The W-SVM as a p-SVM (SPEC.md B; Transformers as SVMs, Section 2): the logits x_it^T W z_i are
+"""The W-SVM as a p-SVM (Transformers as SVMs, Section 2; docs/statements.md#notation): the logits x_it^T W z_i are
 linear in p = vec(W) with keys vec(x_it z_i^T), so (Att-SVM) for W is the core (ATT-SVM) in
 dimension d^2 and Definition 2 (SVM-neighbours, local optimality) carries over verbatim.
 `lifted(ds)` builds that p-problem as an exact `Dataset` (the keyed construction of

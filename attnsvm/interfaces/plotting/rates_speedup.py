@@ -1,4 +1,4 @@
-"""Rate curves of SPEC.md C (`attnsvm plot rates-speedup`): on seeded self-attention instances in
+"""Rate curves of paper C (`attnsvm plot rates-speedup`): on seeded self-attention instances in
 a covered setting (n = 1, Assumption B: v = e_1, the score in the first coordinate), GD with
 eta = 1/L_p, normalized GD (eta 0.5) and Polyak (f_star = L_inf) run side by side from one random
 start; left 1 - corr(W_t, W_mm), right the softmax mass off the optimal tokens, both against t

@@ -276,9 +276,9 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 kq_normalization: str = typer.Option("per-factor", "--kq-normalization",
                                                      help="per-factor (grad_K, grad_Q separately, as the authors) | joint"),
                 conventions: str = typer.Option("default", "--conventions",
-                                                help="default | authors (SPEC.md D: torch Linear init U(+-1/sqrt(d)), "
-                                                     "g/(||g||+eps) per tensor, the eps (||K||^2+||Q||^2) ridge, float64 "
-                                                     "autograd gradient; sets --kq-normalization per-factor)"),
+                                                help="default | authors (docs/reproducing.md: torch Linear init "
+                                                     "U(+-1/sqrt(d)), g/(||g||+eps) per tensor, the eps (||K||^2+||Q||^2) "
+                                                     "ridge, float64 autograd gradient; sets --kq-normalization per-factor)"),
                 seed: int = SeedOpt,
                 out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:

@@ -1,7 +1,7 @@
 """Figure 1 of Max-Margin Token Selection (Section 2): gradient-descent paths of p from several
 starts and the max-margin directions they approach.
 
-The paper's construction (SPEC.md A, "Figure 1"; `strategies.keyed_dataset`): tokens
+The paper's construction (paper A, Section 2.1, Figure 1; `strategies.keyed_dataset`): tokens
 x_it = (k_it, Y_i gamma_it) in R^3, W = diag(1, 1, 0), v = e_3, so the keys k_it are drawn in the
 plane and the scores are set freely. Panels, with the authors' notebooks' data and starts:
 

@@ -2,7 +2,7 @@
 logistic loss, the mean softmax probability of the optimal tokens, mean_i s_{i,opt}, and the
 mean logistic probability, mean_i sigmoid(Y_i f(X_i)), both tend to 1.
 
-Data (SPEC.md A, "Figure 3 data"; the authors' joint-training notebook): n = 3, T = 2, d = 2,
+Data (paper A, Section 3, Figure 3; the authors' joint-training notebook): n = 3, T = 2, d = 2,
 W = I, inputs [(0,0),(1,1)], [(0,0),(1,-1)], [(0,0),(0.5,1)], labels (1,-1,1), the optimal token
 of every input its second; start v0 = (-1, 0), p0 = (0, -1); the authors' step: lr 0.1 on each
 block's gradient normalised separately (`dynamics.BlockNormalizedGD` on `dynamics.vp_joint`).

@@ -1,4 +1,4 @@
-"""Figure 9 of Max-Margin Token Selection (SPEC.md A, "Figure 9"; paper Appendix E):
+"""Figure 9 of Max-Margin Token Selection (paper A, Appendix E):
 over-parameterisation and the convergence of normalized GD to LMM / GMM directions.
 
 Each trial draws X_i rows and v uniform on the unit sphere (Gaussian rows over their norms),
@@ -11,7 +11,7 @@ or on `dynamics.run` (torch, a GPU when present) where the kernel does not run. 
 * `default`: lr 1, the exact step p <- p - lr g/||g||, saturated iff the mean softmax mass off
   the selected tokens mean_i (1 - s_{i,alpha_i}) is at most sat_tol (1e-6; the paper's
   threshold is lost in extraction), labels uniform;
-* `authors`: the conventions of the authors' public code (SPEC.md D): labels +1 iff a
+* `authors`: the conventions of the authors' public code (docs/reproducing.md): labels +1 iff a
   Gaussian draw is positive, lr 0.1 on g/(||g|| + eps) with eps float64's machine epsilon,
   and the saturation band of their multi-token notebook: a run with any softmax value in
   (1e-6, 1e-3] is discarded as not yet separated (counted and reported; fractions are over

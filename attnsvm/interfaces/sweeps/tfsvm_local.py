@@ -1,4 +1,4 @@
-"""Local convergence (Transformers as SVMs, SPEC.md B claims (1), (2), (4); the authors'
+"""Local convergence (Transformers as SVMs, claims (1), (2), (4); the authors'
 local_converge experiment): n=6, T=8, d=10, 100 runs of 2000 normalized-GD steps (lr 0.1,
 logistic loss) on self-attention data (X rows and v uniform on the unit sphere, Y uniform in
 {-1,+1}, z_i = x_i1), trained once in W (`cross.w_problem`, p = vec(W)) and once in (K, Q)
@@ -10,7 +10,7 @@ The (K, Q) run normalises grad_K and grad_Q separately as the authors do
 their 2.2e-16 ridge is not added), or the joint gradient of theta = (K, Q) ("joint", `dynamics.NormalizedGD`). Saturation
 as in Figure 9: mean_i (1 - s_{i,alpha_i}) <= sat_tol.
 
-`preset("authors")` runs the authors' conventions (SPEC.md D, `dynamics.authors`): W, K, Q
+`preset("authors")` runs the authors' conventions (docs/reproducing.md, `dynamics.authors`): W, K, Q
 initialised as torch's linear layer (uniform in +-1/sqrt(d)), g / (||g|| + eps) per tensor, the
 (K, Q) ridge eps (||K||^2 + ||Q||^2) and the float64 autograd gradient, eps = machine epsilon.
 """

@@ -1,4 +1,4 @@
-"""SVM rank vs d (Transformers as SVMs, SPEC.md B claims (3) and (5); the authors' svm_rank
+"""SVM rank vs d (Transformers as SVMs, claims (3) and (5); the authors' svm_rank
 experiment): for n in {5,10,15}, T in {5,10,15}, d in 1..20, random self-attention data
 (X rows and v standard Gaussian, Y uniform in {-1,+1}, z_i = x_i1) and alpha = opt, solve
 W_mm (Frobenius, quadprog) and W*_mm (nuclear norm, cvxpy) and measure their ranks
