@@ -1,4 +1,4 @@
-"""Datasets `(X, Y, v, W, u, z)` of the papers (SPEC.md, "Model and risk"), JSON I/O, validation.
+"""Datasets `(X, Y, v, W, u, z)` of the papers (docs/statements.md#notation), JSON I/O, validation.
 
 JSON format::
 
