@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Optional
 
@@ -55,7 +56,7 @@ def int_list(text: str, name: str) -> tuple[int, ...]:
         raise UserError(f"--{name}: expected positive integers, got {text!r}")
     if max(vals) > MAX_SIZE:
         raise UserError(f"--{name}: sizes above {MAX_SIZE} are not supported, got {max(vals)}")
-    repeats = sorted({v for v in vals if vals.count(v) > 1})
+    repeats = sorted(v for v, k in Counter(vals).items() if k > 1)          # linear: --d 1:100000
     if repeats:
         raise UserError(f"--{name}: repeated value{'s' if len(repeats) > 1 else ''} "
                         f"{', '.join(map(str, repeats))} in {text!r} (each value once)")
@@ -69,7 +70,7 @@ def joined_int_list(text: str, name: str) -> tuple[int, ...]:
     if not text.strip() or any(not x.strip() for x in parts):
         raise UserError(f"--{name}: empty item in {text!r} (expected e.g. '1,2,5' or '1:10,100')")
     vals = [v for part in parts for v in int_list(part.strip(), name)]
-    repeats = sorted({v for v in vals if vals.count(v) > 1})
+    repeats = sorted(v for v, k in Counter(vals).items() if k > 1)          # linear: --d 1:100000
     if repeats:
         raise UserError(f"--{name}: repeated value{'s' if len(repeats) > 1 else ''} "
                         f"{', '.join(map(str, repeats))} in {text!r} (each value once)")
