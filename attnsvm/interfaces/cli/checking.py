@@ -21,23 +21,27 @@ WITNESS_DIR = "attnsvm-witnesses"    # `check FILE.py`: where counterexamples to
 @app.command("list")
 def list_results(json_file: Optional[Path] = JsonOpt):
     """The results, their hypotheses, expected verdicts and what their proofs use."""
+    from rich.markup import escape
     from rich.table import Table
 
     from attnsvm.claims import registry
     from attnsvm.files import write_json_atomic
 
     out, _ = consoles()
-    t = Table(title="attnsvm results")
+    t = Table(title="attnsvm results", expand=True)
     for col in ("id", "result", "hypotheses (* necessity shown)", "expected: derivation / check", "uses"):
-        t.add_column(col, overflow="fold", no_wrap=col == "id")     # ids whole: they are typed back
+        # ids whole (they are typed back); the result column, with its statement, gets the room
+        t.add_column(col, overflow="fold", no_wrap=col == "id", ratio={"id": None, "result": 3}.get(col, 1))
     rows = []
     for e in registry.all_nodes():
         hyps = [h + ("*" if h in e.necessity else "") for h in e.hypotheses]
         expected = f"{'|'.join(e.derivation)} / {'|'.join(e.check)}" if e.has_parts else e.kind
         title = e.title + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
-        t.add_row(e.id, title, ", ".join(hyps), expected, ", ".join(e.uses))
+        stated = f"{escape(title)} ({escape(e.source)})\n[dim]{escape(e.statement)}[/dim]"    # docs/statements.md
+        t.add_row(e.id, stated, ", ".join(hyps), expected, ", ".join(e.uses))
         rows.append({"id": e.id, "kind": e.kind, "title": e.title, "paper": e.paper, "aliases": list(e.aliases),
                      "uses": list(e.uses), "hypotheses": list(e.hypotheses), "statement": e.statement,
+                     "source": e.source,
                      "expected": {"derivation": list(e.derivation), "check": list(e.check),
                                   "drops": {h: ["REFUTED"] for h in e.necessity}} if e.has_parts else None})
     for e in registry.all_nodes():
