@@ -163,11 +163,12 @@ def test_a_raising_hypothesis_or_generator_is_an_error_row():
     assert rep.error["where"] == "instances" and rep.error["type"] == "ZeroDivisionError"
 
 
-def test_a_conclusion_past_the_wall_clock_limit_is_inconclusive():
+def test_a_conclusion_past_the_runaway_guard_is_an_error_row_not_a_verdict():
     budget = C.Budget("t", evaluations=100, seconds=0.2, min_instances=1, horizon=1.0, limit=1.0)
     t0 = time.monotonic()
     rep = C.check(claim(lambda i, b: time.sleep(60)), budget)
-    assert rep.verdict is C.Verdict.INCONCLUSIVE and "wall-clock limit" in rep.evidence["note"]
+    assert rep.verdict is C.Verdict.INCONCLUSIVE and rep.error["type"] == "Runaway" and not rep.as_expected
+    assert rep.evidence["note"].startswith("runaway:") and rep.error["instance"] is not None
     assert time.monotonic() - t0 < 10
 
 

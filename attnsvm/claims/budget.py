@@ -1,15 +1,15 @@
-"""Search budgets: how much a check may spend, in evaluations and in wall-clock time.
+"""Search budgets: how many evaluations a check makes, and the wall-clock guard of a part.
 
 The named budgets (quick, standard, thorough) are bounded by evaluations only (`seconds=None`):
 a search evaluates `evaluations` instances (or the claim's own quick count, `Claim.evaluations`,
-scaled as the budgets scale their own: `evaluations()`) in a fixed order, so the same seed gives the same verdict and witness
-on every machine. `limit` is the hard wall-clock limit of one part; a search that reaches a
-quarter of it before its evaluations are done stops and is INCONCLUSIVE with the reason (never a
-verdict from a smaller search). A budget with `seconds` (built by hand, e.g. in tests) is
-time-bounded instead: once `min_instances` conclusive instances held, it stops when the
-seconds are spent, which depends on the machine. `horizon` multiplies a claim's iteration
-counts and grid sizes; an inconclusive instance is retried with the horizon doubled up to
-`retries` times before it counts as inconclusive.
+scaled as the budgets scale their own: `evaluations()`) in a fixed order, so the same seed gives
+the same verdict and witness on every machine, loaded or idle. `limit` is not a budget but a
+runaway guard: a part still running past the larger of `limit` and ten times its projected cost
+(search.RUNAWAY) is stopped as an error row, never a verdict. A budget built by hand with
+`seconds` is time-bounded instead: once `min_instances` conclusive instances held, it stops when
+the seconds are spent, which depends on the machine (its report says so). `horizon` multiplies a
+claim's iteration counts and grid sizes; an undecided instance is re-evaluated with the horizon
+doubled up to `retries` times (or at the claim's own `extend` factors).
 """
 
 from __future__ import annotations

@@ -95,6 +95,39 @@ class Outcome:
             object.__setattr__(self, "certified", False)
 
 
+class Batched:
+    """A conclusion stated over a batch: `fn(instances, budget)` returns one `Outcome` per
+    instance, in order (e.g. all their dynamics run together, `attnsvm.claims.blocks`). Called
+    on one instance, it is that instance's outcome in a batch of one, so replay, shrinking and
+    targeted search use it unchanged. Its outcome for an instance must not depend on the other
+    instances of the batch (the engine relies on it: batched and one-at-a-time searches give the
+    same verdict)."""
+
+    def __init__(self, fn: Callable):
+        self.fn = fn
+        self.__name__ = getattr(fn, "__name__", "batched")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def over(self, instances: list, budget) -> list:
+        """The outcomes of `instances` under `budget`, validated (one per instance)."""
+        outs = list(self.fn(list(instances), budget))
+        if len(outs) != len(instances):
+            raise OutcomeError(f"a batched conclusion must return one Outcome per instance: got {len(outs)} for "
+                               f"{len(instances)}")
+        return [validate_outcome(o) for o in outs]
+
+    def __call__(self, inst, budget):
+        return self.over([inst], budget)[0]
+
+    def __repr__(self) -> str:
+        return f"batched({self.__name__})"
+
+
+def batched(fn: Callable) -> Batched:
+    """Decorator: `fn(instances, budget) -> [Outcome, ...]` is a claim's conclusion over a batch."""
+    return fn if isinstance(fn, Batched) else Batched(fn)
+
+
 def validate_outcome(out: Any) -> Outcome:
     if not isinstance(out, Outcome):
         raise OutcomeError(f"the conclusion must return an attnsvm Outcome, got {type(out).__name__} {out!r:.80}")
@@ -129,7 +162,13 @@ class Claim:
     only PROVED, CERTIFIED or SUPPORTED pass). `evaluations`: how many instances the quick
     budget evaluates (standard and thorough scale it as they scale their own counts; default:
     the budget's); a costly conclusion declares a small count, so every named budget is a fixed
-    number of evaluations, the same verdict on every machine for the same seed."""
+    number of evaluations, the same verdict on every machine for the same seed.
+
+    A conclusion wrapped in `batched` is evaluated over batches of instances (the exhaustive,
+    sampled and targeted phases). `confirm`: horizon factors at which a failure is re-evaluated
+    (in turn; it must fail at each, else the longer run's outcome stands: a slow but converging
+    run holds or is undecided); `extend`: horizon factors at which an undecided instance is
+    re-evaluated until it is decided (default: the budget's, doubling `Budget.retries` times)."""
 
     name: str
     statement: str
@@ -143,6 +182,8 @@ class Claim:
     horizon: str = ""
     tolerance: str = ""
     evaluations: int | None = None
+    confirm: tuple[float, ...] = ()
+    extend: tuple[float, ...] | None = None
 
     def __post_init__(self):
         from attnsvm.claims.verdicts import Verdict
@@ -154,6 +195,20 @@ class Claim:
         if self.evaluations is not None and (isinstance(self.evaluations, bool) or not isinstance(self.evaluations, int)
                                              or self.evaluations < 1):
             raise UserError(f"claim {self.name!r}: evaluations must be a positive integer, got {self.evaluations!r}")
+        for key in ("confirm", "extend"):
+            factors = getattr(self, key)
+            if factors is not None and (isinstance(factors, (str, bytes)) or not all(
+                    isinstance(f, (int, float)) and not isinstance(f, bool) and 1 < f < 1e6 for f in factors)):
+                raise UserError(f"claim {self.name!r}: {key} must be a tuple of horizon factors in (1, 1e6), "
+                                f"got {factors!r}")
+
+    @property
+    def is_batched(self) -> bool:
+        return isinstance(self.conclusion, Batched)
+
+    def extensions(self, budget) -> tuple[float, ...]:
+        """The horizon factors at which an undecided instance is re-evaluated."""
+        return tuple(self.extend) if self.extend is not None else tuple(2.0 ** k for k in range(1, budget.retries + 1))
 
     def hypothesis_names(self) -> list[str]:
         return [h.name for h in self.hypotheses]

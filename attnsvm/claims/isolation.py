@@ -1,10 +1,10 @@
 """Running claim code (hypotheses, conclusions, instance generators) so that it cannot take the
 run down: an exception or `sys.exit` becomes a `CodeError` naming where it happened, and a
-part that runs past its wall-clock limit is stopped (`OverTime`).
+part that runs past its runaway guard is stopped (`OverTime`, reported as an error row).
 
-The limit is enforced by a real-time timer (SIGALRM) when running in the main thread, which
-interrupts Python code such as `time.sleep`; elsewhere (threads of a Dask worker) the search
-checks the clock between evaluations only.
+The guard is a real-time timer (SIGALRM) when running in the main thread, which interrupts
+Python code such as `time.sleep`; elsewhere (threads of a Dask worker) the search checks the
+clock between evaluations only.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class CodeError(BaseException):
                 "instance": self.instance}
 
     def line(self) -> str:
+        if self.where == "clock":
+            return f"runaway: {self.message}"
         return f"{self.where} raised {self.type}: {self.message}" + (f" ({self.frame})" if self.frame else "")
 
 
@@ -66,12 +68,38 @@ def guarded(where: str, fn, *args, instance=None):
         raise CodeError(where, kind, msg, frame, instance.to_json() if instance is not None else None) from None
 
 
+class Guard:
+    """A part's wall-clock guard against runaway code: past `seconds` from its start it raises
+    `OverTime` (SIGALRM in the main thread, which also interrupts `time.sleep`; elsewhere, e.g. a
+    Dask worker's thread, `check()` between evaluations raises it). `extend(total)` moves the
+    limit out to `total` seconds from the start (never in)."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.start = time.monotonic()
+        self.armed = False
+
+    def passed(self) -> bool:
+        return bool(self.seconds) and time.monotonic() - self.start >= self.seconds
+
+    def check(self) -> None:
+        if self.passed():
+            raise OverTime()
+
+    def extend(self, total: float) -> None:
+        if not self.seconds or total <= self.seconds:
+            return
+        self.seconds = total
+        if self.armed:
+            signal.setitimer(signal.ITIMER_REAL, max(1e-3, total - (time.monotonic() - self.start)))
+
+
 @contextlib.contextmanager
-def time_limit(seconds: float | None):
-    """Raise OverTime inside the block once `seconds` have passed (main thread only; a no-op
-    elsewhere, where the caller's own clock checks apply). Restores any previous timer."""
+def guard(seconds: float | None):
+    """A `Guard` armed for the block (main thread: SIGALRM; restores any previous timer)."""
+    g = Guard(seconds)
     if not seconds or threading.current_thread() is not threading.main_thread():
-        yield
+        yield g
         return
 
     def fire(signum, frame):
@@ -79,12 +107,12 @@ def time_limit(seconds: float | None):
 
     previous = signal.signal(signal.SIGALRM, fire)
     old_delay, _ = signal.getitimer(signal.ITIMER_REAL)
-    start = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, seconds if not old_delay else min(seconds, old_delay))
+    g.armed = not old_delay         # an outer timer that fires first keeps its own meaning: this guard is not moved
     try:
-        yield
+        yield g
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         if old_delay:
-            signal.setitimer(signal.ITIMER_REAL, max(1e-3, old_delay - (time.monotonic() - start)))
+            signal.setitimer(signal.ITIMER_REAL, max(1e-3, old_delay - (time.monotonic() - g.start)))

@@ -22,8 +22,19 @@ then the verdict:
      most a quarter of the evaluated ones inconclusive (an inconclusive instance is first
      retried with a longer horizon);
    - INCONCLUSIVE: otherwise, with the reason: too few instances met the hypotheses, too many
-     were undecided, the wall-clock limit passed, or claim code raised (`Report.error`: the
-     exception and the instance as replayable JSON).
+     were undecided, or claim code raised (`Report.error`: the exception and the instance as
+     replayable JSON).
+
+A conclusion wrapped in `claims.batched` is evaluated over batches: the exhaustive and sampled
+phases feed it BATCH instances at a time, the targeted phase whole generations of mutants;
+undecided instances are re-evaluated at longer horizons (`Claim.extend`) and failures confirmed
+at longer horizons (`Claim.confirm`) as batches. Batches are cut where the one-at-a-time search
+would stop, so both evaluate the same instances in the same order and reach the same verdict.
+
+The wall clock never decides a verdict of a named budget: the evaluation count does. It only
+guards against runaway code: a part that runs past the larger of the budget's `limit` and
+RUNAWAY times its projected cost is an error row (`Runaway`), never a verdict. A budget built
+by hand with `seconds` is time-bounded instead, and its report says so.
 """
 
 from __future__ import annotations
@@ -36,6 +47,7 @@ import random
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Any
 
 import hypothesis
@@ -44,7 +56,7 @@ from hypothesis import HealthCheck, Phase, settings
 
 from attnsvm.claims.budget import Budget, evaluations, get_budget
 from attnsvm.claims.claim import Claim, Instance, Outcome, OutcomeError, validate_outcome
-from attnsvm.claims.isolation import CodeError, OverTime, guarded, time_limit
+from attnsvm.claims.isolation import CodeError, Guard, OverTime, guard, guarded
 from attnsvm.claims.spaces import NotEnumerable, Space, as_strategy
 from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.claims.witnesses import make_witness, replay_witness
@@ -55,6 +67,10 @@ SAMPLED_SHARE = 0.5             # ... up to here: uniform sampling of the scopes
 TARGETED_SHARE = 0.85           # ... up to here: local search toward the targets (then Hypothesis)
 INCONCLUSIVE_SHARE = 0.25       # SUPPORTED needs at most this share of evaluated instances undecided
 PROBE_COUNT = 100               # instances of a scope after which its cost is projected (with 1.5x slack)
+BATCH = 256                     # instances a batched conclusion evaluates together
+GENERATION = 64                 # mutants per generation of the targeted phase, for a batched conclusion
+SEQUENTIAL_CAP = 64             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
+RUNAWAY = 10                    # runaway guard: past max(budget.limit, RUNAWAY x projected cost), an error row
 
 
 class _Found(BaseException):
@@ -71,11 +87,13 @@ class _Spent(BaseException):
 class Search:
     """State of one check: counts, reasons, measures, what each phase covered."""
 
-    def __init__(self, claim: Claim, budget: Budget, seed: int):
+    def __init__(self, claim: Claim, budget: Budget, seed: int, guard: Guard | None = None):
         self.claim, self.budget, self.seed = claim, budget, seed
         self.evaluations = evaluations(budget, claim.evaluations)     # the search's size
-        self.capped = False                     # stopped by the clock before its evaluations were done
+        self.batch = BATCH if claim.is_batched else 1
+        self.guard = guard or Guard(None)
         self.start = time.monotonic()
+        self.projected: float | None = None     # seconds the whole search is projected to take (runaway guard)
         self.stats: Counter = Counter()
         self.reasons: Counter = Counter()
         self.outside: Counter = Counter()       # reasons of instances whose outcome did not apply
@@ -83,61 +101,109 @@ class Search:
         self.measured: dict[str, list[float]] = {k: [] for k in claim.measures}
         self.best_margin: float | None = None
         self.seen: set[str] = set()
-        self.tried: set[tuple] = set()          # records of the exhaustive and sampled phases
+        self.tried: set[tuple] = set()          # records of the exhaustive, sampled and targeted phases
         self.bests: dict[str, tuple[float, tuple]] = {}     # target label -> (value, record)
         self.coverage: dict[str, Any] = {}
+        self.current: list[Instance] = []       # the instances under evaluation (named by a runaway row)
 
     # -- clock and budget ------------------------------------------------------------------
     def elapsed(self) -> float:
         return time.monotonic() - self.start
 
-    def spent(self, share: float = 1.0) -> bool:
-        """The phase must stop: its share of the evaluations is used, or its share of the time
-        is (the last phase only once `min_instances` held, then at most a quarter of the limit).
-        A budget without `seconds` splits by evaluations only: the search is then the same on
-        every machine for the same seed."""
-        b, t = self.budget, self.elapsed()
-        if self.stats["evaluated"] >= self.evaluations * share:
+    def spent(self, share: float = 1.0, pending: int = 0) -> bool:
+        """The phase must stop: its share of the evaluations is used (counting `pending`
+        instances queued for a batch), or, for a budget built with `seconds` only, its share of
+        the time (the last phase only once `min_instances` held). A named budget splits by
+        evaluations only: the search is the same on every machine for the same seed."""
+        b = self.budget
+        if self.stats["evaluated"] + pending >= self.evaluations * share:
             return True
-        if b.seconds is not None and t >= b.seconds * share and (share < 1 or self.stats["held"] >= b.min_instances):
-            return True
-        if t >= b.limit / 4:
-            self.capped = b.seconds is None
-            return True
-        return False
+        return b.seconds is not None and self.elapsed() >= b.seconds * share and \
+            (share < 1 or self.stats["held"] >= b.min_instances)
 
-    # -- one instance ----------------------------------------------------------------------
-    def outcome(self, inst: Instance) -> Outcome:
-        budget = self.budget
-        out = self._conclude(inst, budget)
-        for _ in range(budget.retries):
-            if out.holds is not None or not out.applies or self.elapsed() > budget.limit / 8:
-                break
-            budget = budget.extended()
-            out = self._conclude(inst, budget)
-        if out.holds is False:
-            self.deciding[id(inst)] = (inst, budget)     # the witness records the horizon that refuted
-        return out
+    def _project(self) -> None:
+        """After the first PROBE_COUNT evaluations (or the first batch), move the runaway guard
+        out to RUNAWAY times the projected cost of the whole search, if that is later."""
+        done = self.stats["evaluated"]
+        if self.projected is None and done >= min(PROBE_COUNT, self.evaluations):
+            self.projected = self.elapsed() / done * self.evaluations
+            self.guard.extend(RUNAWAY * self.projected)
 
-    def _conclude(self, inst: Instance, budget: Budget) -> Outcome:
+    # -- evaluating ------------------------------------------------------------------------
+    def _conclude(self, insts: list[Instance], budget: Budget) -> list[Outcome]:
+        """The conclusion on `insts` at `budget`: one batch for a batched conclusion, else one at a
+        time. Claim code that raises in a batch is traced to the instance that raises alone."""
+        self.current = insts
+        self.guard.check()
+        if not self.claim.is_batched:
+            return [self._conclude_one(inst, budget) for inst in insts]
+        try:
+            return guarded("conclusion", self.claim.conclusion.over, insts, budget,
+                           instance=insts[0] if len(insts) == 1 else None)
+        except CodeError as e:
+            if len(insts) == 1:
+                raise
+            for inst in insts:                  # the instance whose outcome raises, for a replayable row
+                self._conclude([inst], budget)
+            raise CodeError(e.where, e.type, e.message + " (only in a batch: no instance raises alone)", e.frame,
+                            insts[0].to_json()) from None
+        except OutcomeError as e:
+            raise CodeError("conclusion", "OutcomeError", str(e), "", insts[0].to_json()) from None
+
+    def _conclude_one(self, inst: Instance, budget: Budget) -> Outcome:
         out = guarded("conclusion", self.claim.conclusion, inst, budget, instance=inst)
         try:
             return validate_outcome(out)
         except OutcomeError as e:
             raise CodeError("conclusion", "OutcomeError", str(e), "", inst.to_json()) from None
 
+    def outcomes(self, insts: list[Instance]) -> list[Outcome]:
+        """The outcomes of `insts`: undecided ones re-evaluated at the claim's extended horizons,
+        failures confirmed at its confirmation horizons, each step as one batch. A failure
+        records the budget that decided it (its witness replays at that horizon)."""
+        base = self.budget
+        outs = self._conclude(insts, base)
+        used = [base] * len(insts)
+        for factor in self.claim.extensions(base):
+            redo = [k for k, o in enumerate(outs) if o.holds is None and o.applies]
+            if not redo:
+                break
+            longer = base.extended(factor)
+            for k, o in zip(redo, self._conclude([insts[k] for k in redo], longer)):
+                outs[k], used[k] = o, longer
+        failed_at = list(used)                  # confirmation horizons are factors of the one that failed
+        for factor in self.claim.confirm:
+            redo = [k for k, o in enumerate(outs) if o.holds is False]
+            if not redo:
+                break
+            longer = {k: failed_at[k].extended(factor) for k in redo}
+            groups: dict[float, list[int]] = {}
+            for k in redo:
+                groups.setdefault(longer[k].horizon, []).append(k)
+            for ks in groups.values():
+                for k, o in zip(ks, self._conclude([insts[k] for k in ks], longer[ks[0]])):
+                    outs[k] = replace(o, detail={**o.detail, "confirmed_at_horizon": longer[k].horizon,
+                                                 "first_failure": {"horizon": used[k].horizon, **outs[k].detail}})
+                    used[k] = longer[k]
+        for inst, o, b in zip(insts, outs, used):
+            if o.holds is False:
+                self.deciding[id(inst)] = (inst, b)
+        self.current = []
+        return outs
+
+    def outcome(self, inst: Instance) -> Outcome:
+        return self.outcomes([inst])[0]
+
     def meets(self, inst: Instance) -> bool:
         return guarded("hypotheses", self.claim.meets, inst, instance=inst)
 
-    def evaluate(self, inst: Instance, record: tuple | None = None) -> Outcome:
-        """Evaluate one instance that meets the hypotheses, counting what it shows and keeping
-        the best record for each target."""
-        out = self.outcome(inst)
+    def count(self, out: Outcome, record: tuple | None = None) -> None:
+        """Count one evaluated instance: what it shows, and the best record for each target."""
         self.stats["evaluated"] += 1
         if not out.applies:
             self.stats["not_applicable"] += 1
             self.outside[out.reason or "outside the claim (no reason given)"] += 1
-            return out
+            return
         if record is not None:
             for label, value in targets(out, self.claim.measures).items():
                 if label not in self.bests or value >= self.bests[label][0]:
@@ -154,7 +220,27 @@ class Search:
                 v = out.detail.get(k)
                 if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
                     self.measured[k].append(float(v))
+
+    def evaluate(self, inst: Instance, record: tuple | None = None) -> Outcome:
+        """Evaluate and count one instance that meets the hypotheses."""
+        out = self.outcome(inst)
+        self.count(out, record)
+        self._project()
         return out
+
+    def evaluate_batch(self, batch: list[tuple[Instance, tuple]]) -> tuple[Instance, tuple] | None:
+        """Evaluate instances that meet the hypotheses together and count them in order, up to
+        the first failure (returned with its record; the rest of the batch is not counted, as a
+        one-at-a-time search would not have reached it)."""
+        if not batch:
+            return None
+        outs = self.outcomes([inst for inst, _ in batch])
+        for (inst, record), out in zip(batch, outs):
+            self.count(out, record)
+            if out.holds is False:
+                return inst, record
+        self._project()
+        return None
 
     def new(self, inst: Instance) -> bool:
         key = json.dumps(inst.to_json(), sort_keys=True, default=str)
@@ -166,12 +252,20 @@ class Search:
     # -- phases ------------------------------------------------------------------------------
     def exhaustive(self, space: Space) -> None:
         """Each scope of the ladder in turn, only while the next one can be completed within the
-        phase's share of the budget (its size estimated by probes, its cost per instance
-        measured): a partly enumerated scope would cover a corner, not a scope."""
+        phase's share of the budget (its size estimated by probes; for a budget with `seconds`,
+        its cost per instance measured too): a partly enumerated scope would cover a corner, not
+        a scope. Instances meeting the hypotheses are evaluated in batches."""
         done: list[str] = []
         cover = self.coverage["exhaustive"] = {"scopes": done, "instances": 0, "met_hypotheses": 0,
                                                "complete": False, "exhausted": False}
-        seen = self.tried
+        seen, batch = self.tried, []
+
+        def flush():
+            found = self.evaluate_batch(batch)
+            batch.clear()
+            if found:
+                raise _Found(found[0])
+
         try:
             for scope in space.scopes():
                 estimate = _generating(space.size, scope)
@@ -191,12 +285,14 @@ class Search:
                     count += 1
                     if count == PROBE_COUNT and estimate * (time.monotonic() - began) / count > \
                             1.5 * (share_seconds - self.elapsed() + (time.monotonic() - began)):
+                        flush()
                         cover["stopped"] = too_large
                         return
                     if key in seen:
                         continue
                     seen.add(key)
-                    if self.spent(EXHAUSTIVE_SHARE):
+                    if self.spent(EXHAUSTIVE_SHARE, len(batch)):
+                        flush()
                         cover["stopped"] = f"budget share spent in scope: {scope.describe()}"
                         return
                     if not isinstance(value, Instance):
@@ -205,8 +301,10 @@ class Search:
                     if not self.meets(value):
                         continue
                     cover["met_hypotheses"] += 1
-                    if self.evaluate(value, key).holds is False:
-                        raise _Found(value)
+                    batch.append((value, key))
+                    if len(batch) >= self.batch:
+                        flush()
+                flush()
                 done.append(scope.describe())
                 if not cut_any:
                     cover["complete"] = cover["exhausted"] = True
@@ -217,15 +315,16 @@ class Search:
 
     def sampled(self, space: Space) -> None:
         """Uniform samples from each scope the exhaustive phase did not finish, and from the
-        whole space, in turn; a counterexample is shrunk before it is reported."""
+        whole space, in turn, evaluated in batches; a counterexample is shrunk before it is
+        reported."""
         import numpy as np
 
         cover = self.coverage["sampled"] = {"instances": 0}
         rng = np.random.default_rng([self.seed, 0x5EED])
         done = len(self.coverage.get("exhaustive", {}).get("scopes", []))
         scopes = list(space.scopes())[done:] + [None]
-        k = 0
-        while not self.spent(SAMPLED_SHARE):
+        k, batch = 0, []
+        while not self.spent(SAMPLED_SHARE, len(batch)):
             drawn = _generating(space.sample, rng, scopes[k % len(scopes)])
             k += 1
             if drawn is None:
@@ -233,7 +332,7 @@ class Search:
             value, record = drawn
             if record in self.tried:
                 if k > 50 * (cover["instances"] + 1):
-                    return                      # the space is (nearly) used up
+                    break                       # the space is (nearly) used up
                 continue
             self.tried.add(record)
             if not isinstance(value, Instance):
@@ -241,18 +340,29 @@ class Search:
             if not self.meets(value):
                 continue
             cover["instances"] += 1
-            if self.evaluate(value, record).holds is False:
-                raise _Found(self.shrink(space, value, record))
+            batch.append((value, record))
+            if len(batch) >= self.batch:
+                self._settle(space, batch)
+        self._settle(space, batch)
 
-    def targeted(self, space: Space) -> None:
+    def _settle(self, space: Space, batch: list) -> None:
+        """Evaluate a sampled or targeted batch; shrink and report its first counterexample."""
+        found = self.evaluate_batch(batch)
+        batch.clear()
+        if found:
+            raise _Found(self.shrink(space, *found))
+
+    def targeted(self, space: Space, end: float) -> None:
         """Local search: mutate the best record of each target in turn (one choice by +-1, a pick
-        to another option, or a fresh random choice), keep a child that is at least as good."""
+        to another option, or a fresh random choice), keep a child that is at least as good. A
+        batched conclusion evaluates a generation of GENERATION mutants at a time."""
         import numpy as np
 
         cover = self.coverage["targeted"] = {"instances": 0, "targets": sorted(self.bests)}
         rng = np.random.default_rng([self.seed, 0x7A6])
-        k = 0
-        while self.bests and not self.spent(TARGETED_SHARE):
+        size = GENERATION if self.claim.is_batched else 1
+        k, batch = 0, []
+        while self.bests and not self.spent(end, len(batch)):
             labels = sorted(self.bests)
             label = labels[k % len(labels)]
             k += 1
@@ -260,22 +370,30 @@ class Search:
             got = _generating(space.replay, child)
             if got is None or got[1] in self.tried:
                 if k > 50 * (cover["instances"] + 1):
-                    return
+                    break
                 continue
             value, record = got
             self.tried.add(record)
             if not self.meets(value):
                 continue
             cover["instances"] += 1
-            if self.evaluate(value, record).holds is False:
-                raise _Found(self.shrink(space, value, record))
+            batch.append((value, record))
+            if len(batch) >= size:
+                self._settle(space, batch)
+        self._settle(space, batch)
 
     def shrink(self, space: Space, value: Instance, record: tuple) -> Instance:
         """Lower the choices of a counterexample's record one at a time (toward 0, halving, by one;
-        a pick toward the first option) while it stays a counterexample."""
-        stop = self.elapsed() + (self.budget.seconds or self.budget.limit / 8)
-        best, best_record, improved = value, list(record), True
-        while improved and self.elapsed() < stop:
+        a pick toward the first option) while it stays a counterexample: at most as many
+        evaluations as the search has left (a time-bounded budget: its seconds)."""
+        stop_at = self.stats["evaluated"] + max(PROBE_COUNT, self.evaluations - self.stats["evaluated"])
+        stop = self.elapsed() + self.budget.seconds if self.budget.seconds is not None else math.inf
+        best, best_record, improved, tries = value, list(record), True, self.stats["evaluated"]
+
+        def more() -> bool:
+            return tries < stop_at and self.elapsed() < stop
+
+        while improved and more():
             improved = False
             for k, r in enumerate(best_record):
                 for c in _simpler(r):
@@ -284,20 +402,31 @@ class Search:
                     if got is None or _weight(got[1]) >= _weight(best_record) or got[1] in self.tried:
                         continue
                     self.tried.add(got[1])
-                    if self.meets(got[0]) and self.outcome(got[0]).holds is False:
-                        best, best_record, improved = got[0], list(got[1]), True
+                    if self.meets(got[0]):
+                        tries += 1
+                        if self.outcome(got[0]).holds is False:
+                            best, best_record, improved = got[0], list(got[1]), True
+                            break
+                    if not more():
                         break
-                if improved or self.elapsed() >= stop:
+                if improved or not more():
                     break
         self.coverage["shrunk"] = best_record != list(record)
         return best
 
     def random_and_targeted(self, strategy) -> None:
+        """Hypothesis generation with `target()`, then shrinking a failure, one instance at a time
+        (for a batched conclusion at most SEQUENTIAL_CAP evaluations: the batched phases did the
+        bulk of the search)."""
         cover = self.coverage["random_targeted"] = {"instances": 0, "targeted": False}
         failures: list[Instance] = []       # the latest failure: kept if the budget ends mid-shrink
+        remaining = max(1, self.evaluations - self.stats["evaluated"])
+        if self.claim.is_batched:
+            remaining = min(remaining, SEQUENTIAL_CAP)
+        stop_at = self.stats["evaluated"] + remaining
 
         def condition(inst: Instance) -> bool:
-            if self.spent():
+            if self.stats["evaluated"] >= stop_at or self.spent():
                 raise _Spent()
             if not isinstance(inst, Instance):
                 raise CodeError("instances", "TypeError", f"the instance strategy gave {type(inst).__name__}, not an Instance")
@@ -313,7 +442,6 @@ class Search:
                 failures[:] = [inst]
             return out.holds is False
 
-        remaining = max(1, self.evaluations - self.stats["evaluated"])
         conf = settings(max_examples=remaining, database=None, deadline=None, derandomize=False,
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.target, Phase.shrink])
@@ -417,35 +545,41 @@ def check(claim: Claim, budget: str | Budget = "quick", seed: int = 0) -> Report
 
 def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
     budget = get_budget(budget)
-    s = Search(claim, budget, seed)
     evidence: dict[str, Any] = {"budget": budget.name, "seed": seed, "statement": claim.statement,
                                 "proxy": claim.proxy, "horizon": claim.horizon or f"x{budget.horizon:g}",
                                 "tolerance": claim.tolerance}
     if claim.dropped:
         evidence["dropped"] = sorted(claim.dropped)
+    if claim.confirm:
+        evidence["confirm"] = f"a failure must persist at {', '.join(f'{f:g}' for f in claim.confirm)} x its horizon"
+    if budget.seconds is not None:
+        evidence["time_bounded"] = (f"a budget built with seconds={budget.seconds:g}: the search stops when they are "
+                                    "spent, so how far it got depends on the machine")
     found: Instance | None = None
     error: CodeError | None = None
-    overtime = False
-    try:
-        with time_limit(budget.limit):
+    with guard(budget.limit) as g:
+        s = Search(claim, budget, seed, g)
+        try:
             try:
                 space = guarded("instances", claim.instances, claim.dropped)
                 if isinstance(space, Space):
                     s.exhaustive(space)
                     if not s.coverage["exhaustive"]["exhausted"] and "note" not in s.coverage["exhaustive"]:
                         s.sampled(space)
-                        s.targeted(space)
+                        s.targeted(space, _targeted_end(s))
                 if not s.coverage.get("exhaustive", {}).get("exhausted"):
                     s.random_and_targeted(guarded("instances", as_strategy, space))
             except _Found as f:
                 found = f.instance
-    except OverTime:
-        overtime = True
-    except CodeError as e:
-        error = e
+        except OverTime:
+            error = _runaway(s)
+        except CodeError as e:
+            error = e
     evidence.update(search=s.coverage, evaluations=s.evaluations, evaluated=s.stats["evaluated"], instances=s.stats["held"],
                     inconclusive=s.stats["inconclusive"], certified=s.stats["certified"],
                     search_seconds=round(s.elapsed(), 3))
+    if claim.is_batched:
+        evidence["batched"] = BATCH
     if s.best_margin is not None:
         evidence["least_margin"] = s.best_margin
     if s.reasons:
@@ -463,7 +597,7 @@ def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
     if found is not None:
         held = s.deciding.get(id(found))
         return _refuted(claim, found, held[1] if held and held[0] is found else budget, seed, evidence, seconds)
-    verdict, note = _verdict(s, overtime)
+    verdict, note = _verdict(s)
     if note:
         evidence["note"] = note
     if verdict is Verdict.SUPPORTED:
@@ -471,6 +605,24 @@ def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
                              f"{3 / s.stats['held']:.2g} among instances drawn as this search draws them would have "
                              f"shown with 95% probability (rule of three); rarer failures need a larger budget")
     return Report(claim.name, claim.part, verdict, claim.expected, evidence, None, seconds)
+
+
+def _targeted_end(s: Search) -> float:
+    """Where the targeted phase ends, as a share of the evaluations: TARGETED_SHARE, or for a
+    batched conclusion all but the one-at-a-time Hypothesis phase's SEQUENTIAL_CAP."""
+    if not s.claim.is_batched:
+        return TARGETED_SHARE
+    return max(SAMPLED_SHARE, 1 - min(1 - TARGETED_SHARE, SEQUENTIAL_CAP / s.evaluations))
+
+
+def _runaway(s: Search) -> CodeError:
+    """The error row of a part stopped by its runaway guard (never a verdict: on a faster or
+    quieter machine the same search would have finished with the same evaluations)."""
+    projected = f", {RUNAWAY}x its projected {s.projected:.3g} s" if s.projected else ""
+    inst = s.current[0].to_json() if len(s.current) == 1 else None
+    return CodeError("clock", "Runaway", f"ran past its runaway guard ({s.guard.seconds:.3g} s: the budget's limit "
+                     f"{s.budget.limit:g} s{projected}) after {s.stats['evaluated']} of {s.evaluations} evaluations"
+                     + (" while evaluating the instance shown" if inst else ""), "", inst)
 
 
 def _refuted(claim: Claim, inst: Instance, budget: Budget, seed: int, evidence: dict, seconds: float) -> Report:
@@ -487,18 +639,10 @@ def _refuted(claim: Claim, inst: Instance, budget: Budget, seed: int, evidence: 
     return Report(claim.name, claim.part, Verdict.REFUTED, claim.expected, evidence, witness, seconds)
 
 
-def _verdict(s: Search, overtime: bool) -> tuple[Verdict, str]:
+def _verdict(s: Search) -> tuple[Verdict, str]:
     held, undecided = s.stats["held"], s.stats["inconclusive"]
     evaluated = s.stats["evaluated"] - s.stats["not_applicable"]
     b = s.budget
-    if overtime:
-        return Verdict.INCONCLUSIVE, (f"over the wall-clock limit of {b.limit:g} s ({evaluated} instances evaluated, "
-                                      f"{held} held)")
-    if s.capped:
-        return Verdict.INCONCLUSIVE, (f"time cap: {s.stats['evaluated']} of the budget's {s.evaluations} evaluations "
-                                      f"in {b.limit / 4:g} s ({held} held); a verdict from a smaller search would depend "
-                                      "on the machine (declare a smaller `evaluations` on the claim for a costly "
-                                      "conclusion)")
     if held < b.min_instances and not s.coverage.get("exhaustive", {}).get("exhausted"):
         return Verdict.INCONCLUSIVE, (f"only {held} conclusive instances met the hypotheses (need {b.min_instances})"
                                       + (f"; {undecided} undecided" if undecided else ""))
