@@ -113,8 +113,13 @@ def _classify(ds: Dataset, alpha: tuple, res: SVMResult, cert: Certificate, rows
 def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog", exact: bool = True) -> Selection:
     """Solve (ATT-SVM) for alpha, certify it (unless exact=False: numeric answer only, with
     certified=False), and classify alpha (Definition 2). A certificate that does not verify is
-    re-examined once with the other solver (cvxpy / quadprog) before the answer is 'uncertain'."""
+    re-examined once with the other solver (cvxpy / quadprog) before the answer is 'uncertain'.
+    Memoized on the dataset: a hypothesis and a conclusion share one certificate."""
     alpha = tuple(int(a) for a in alpha)
+    return ds.memo(("select", alpha, solver, exact), lambda: _select(ds, alpha, solver, exact))
+
+
+def _select(ds: Dataset, alpha: tuple[int, ...], solver: str, exact: bool) -> Selection:
     res = att_svm(ds, alpha, solver)
     if not exact:
         decision = "numeric" if robust_non_lmm(ds, alpha, res) else "uncertain"
