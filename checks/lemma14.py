@@ -181,7 +181,7 @@ claim = Claim(
     statement="linear label mixing (85) with c > 0 and -loss' >= m > 0 on the margin interval => Assumption D with "
               "Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         Hypothesis("label_mixing", "(85) with c > 0: O_i = the top-score tokens (exact), so each token outside O_i "
                                    "lowers the margin by at least c = its score gap > 0", top_sets_given),
         Hypothesis("prime_feasible", "(ATT-SVM') for the sets is feasible with Xi > 0 (a direction along which q -> 0)",

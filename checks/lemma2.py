@@ -50,7 +50,7 @@ claim = Claim(
     statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
     hypotheses=(
         Hypothesis("common_label", "all Y_i share one sign", common_label),
-        hyp.STRICT_OPTIMALITY,
+        hyp.get("scores.strict_optimality"),
         Hypothesis("v_in_range_W", "v in range(W) (Lemma 11; implied by W full rank, Lemma 2)", v_in_range_W),
     ),
     conclusion=feasible,

@@ -97,7 +97,7 @@ claim = Claim(
     evaluations=280,
     statement="Assumptions A and B, n = 1, p_mm = GMM: for every pi > 0 there is R_pi with "
               "<grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||> whenever ||p|| >= R_pi",
-    hypotheses=(hyp.ASSUMPTION_A, hyp.STRICT_OPTIMALITY, hyp.ASSUMPTION_B, hyp.GMM_FEASIBLE, hyp.SINGLE_INPUT),
+    hypotheses=(hyp.get("loss.assumption_A"), hyp.get("scores.strict_optimality"), hyp.get("scores.assumption_B"), hyp.get("att_svm.gmm_feasible"), hyp.get("data.single_input")),
     conclusion=correlation_condition,
     instances=_instances,
     proxy=f"pi = {PI}; ladder of {RUNGS} radii R = 2^(k+2) ||p_mm|| max(1, D ||p_mm||) (D the longest ATT-SVM row); per rung `points` x horizon seeded points per band "

@@ -145,7 +145,7 @@ claim = Claim(
     statement="Assumption A => L is L_p-smooth (reconstructed L_p) and GD with eta <= 1/L_p has "
               "L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         Hypothesis("step_size", "eta <= 1/L_p", step_size),
     ),
     conclusion=smooth_and_descends,

@@ -179,7 +179,7 @@ claim = Claim(
               "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, 31b), "
               "||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> (L3)",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         FEASIBLE,
         LOCALLY_OPTIMAL,
     ),

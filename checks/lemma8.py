@@ -74,7 +74,7 @@ claim = Claim(
     evaluations=170,
     statement="unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
               "L(R p) < L(R q) for all large R",
-    hypotheses=(hyp.ASSUMPTION_A,
+    hypotheses=(hyp.get("loss.assumption_A"),
                 Hypothesis("same_selection", "p and q select the same tokens, each uniquely (exact)", _same),
                 Hypothesis("margin_order", "Gamma(p)/||p|| > Gamma(q)/||q|| (exact)", _order),
                 Hypothesis("p_neighbor_optimal", "p's directional neighbours score below their selected tokens (exact)", _p_opt),

@@ -116,7 +116,7 @@ claim = Claim(
     evaluations=520,
     statement="unit q with unique selected tokens alpha, every directional neighbour scoring above its selected token "
               "=> L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R",
-    hypotheses=(hyp.ASSUMPTION_A,
+    hypotheses=(hyp.get("loss.assumption_A"),
                 Hypothesis("unique_selection", "every input's max-logit token along q is unique (exact)", _unique),
                 Hypothesis("neighbors_better", "every directional neighbour of q scores strictly above its selected token "
                            "(exact)", _better)),

@@ -179,7 +179,7 @@ def no_other_w_lmm(inst) -> bool:
 
 
 HYPOTHESES = (
-    hyp.ASSUMPTION_B,
+    hyp.get("scores.assumption_B"),
     Hypothesis("gmm_feasible", "the W-SVM for alpha = opt is feasible (exact certificate)", gmm_feasible),
     Hypothesis("n1_or_all_support", "n = 1, or every non-optimal token is a support vector of W_mm(opt)",
                n1_or_all_support),

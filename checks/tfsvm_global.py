@@ -114,8 +114,8 @@ claim = Claim(
               "an initial gradient that ranks every optimal token first => normalized GD from W_0 = 0 converges in "
               "direction to W_mm(opt)",
     hypotheses=(
-        hyp.ASSUMPTION_A,
-        hyp.STRICT_OPTIMALITY,
+        hyp.get("loss.assumption_A"),
+        hyp.get("scores.strict_optimality"),
         Hypothesis("gmm_feasible", "the W-SVM for opt is feasible (exact KKT certificate)", gmm_feasible),
         Hypothesis("score_gap", "gamma_opt - max_{t != opt} gamma_t >= spread of the other scores, every input (exact)",
                    score_gap),

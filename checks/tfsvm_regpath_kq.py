@@ -148,8 +148,8 @@ claim = Claim(
               "direction to a nuclear-norm W*_mm(opt) (m >= d) or to the rank-<= m nuclear SVM (m < d), on data where "
               "that limit differs from W_mm",
     hypotheses=(
-        hyp.ASSUMPTION_A,
-        hyp.STRICT_OPTIMALITY,
+        hyp.get("loss.assumption_A"),
+        hyp.get("scores.strict_optimality"),
         Hypothesis("gmm_feasible", "the W-SVM for opt is feasible (exact KKT certificate)", gmm_feasible),
         Hypothesis("kq_parameterisation", "the path is over the (K, Q) ball ||K||^2 + ||Q||^2 <= 2R (not ||W||_F <= R)",
                    kq_parameterisation),

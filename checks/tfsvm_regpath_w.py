@@ -205,7 +205,7 @@ claim = Claim(
               "∩ {R0 <= ||W||_F <= R} converges in direction to W_mm(alpha); for alpha = opt (strict, feasible) the "
               "unconstrained path min_{||W||_F <= R} L(W) converges to W_mm(opt)",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         Hypothesis("feasible", "the W-SVM for alpha is feasible (exact KKT certificate)", feasible),
         Hypothesis("locally_optimal", "alpha is locally optimal for the W-SVM (Definition 2 on keys vec(x z^T), exact)",
                    locally_optimal),

@@ -121,9 +121,9 @@ claim = Claim(
     evaluations=28,
     statement="Assumption A, strict optimality, ATT-SVM(opt) feasible => p(R)/R -> p_mm(opt)/||p_mm|| as R -> oo",
     hypotheses=(
-        hyp.ASSUMPTION_A,
-        hyp.STRICT_OPTIMALITY,
-        hyp.GMM_FEASIBLE,
+        hyp.get("loss.assumption_A"),
+        hyp.get("scores.strict_optimality"),
+        hyp.get("att_svm.gmm_feasible"),
     ),
     conclusion=path_gaps,
     instances=_instances,

@@ -215,10 +215,10 @@ claim = Claim(
     statement="Assumptions A, B, ATT-SVM(opt) feasible, eta <= 1/L_p => (a) ||p_t|| -> inf (any n); (b) if n = 1, "
               "p_t/||p_t|| -> p_mm/||p_mm|| (GD; normalized GD alongside)",
     hypotheses=(
-        hyp.ASSUMPTION_A,
-        hyp.STRICT_OPTIMALITY,
-        hyp.ASSUMPTION_B,
-        hyp.GMM_FEASIBLE,
+        hyp.get("loss.assumption_A"),
+        hyp.get("scores.strict_optimality"),
+        hyp.get("scores.assumption_B"),
+        hyp.get("att_svm.gmm_feasible"),
         SINGLE_INPUT,
         Hypothesis("step_size", "eta <= 1/L_p (fixed-step GD)", step_size),
     ),

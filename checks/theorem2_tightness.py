@@ -59,10 +59,10 @@ claim = Claim(
     statement="n = 2, T = 2 (Assumption B trivially), ATT-SVM(opt) feasible, eta <= 1/L_p => GD from every "
               "initialisation converges in direction to the GMM",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         Hypothesis("two_inputs_two_tokens", "n = 2 inputs of T = 2 tokens", two_inputs_two_tokens),
-        hyp.ASSUMPTION_B,
-        hyp.GMM_FEASIBLE,
+        hyp.get("scores.assumption_B"),
+        hyp.get("att_svm.gmm_feasible"),
         Hypothesis("step_size", "eta <= 1/L_p", step_size),
     ),
     conclusion=every_start_to_gmm,

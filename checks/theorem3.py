@@ -212,7 +212,7 @@ claim = Claim(
     statement="Assumption A, alpha locally optimal => exists mu, R_mu: GD (eta <= 1/L_p) from C_{mu,R_mu}(p_mm(alpha)) "
               "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm|| (measured with GD at eta = 1/(empirical Lipschitz ratio in the cone))",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         FEASIBLE,
         LOCALLY_OPTIMAL,
     ),

@@ -239,7 +239,7 @@ claim = Claim(
     statement="distinct scores, keys in general position, q not an LMM direction => the path restricted to "
               "cone_mu(q) with ||p|| >= R0 does not converge to q (bounded, or lim p(R)/R != q)",
     hypotheses=(
-        hyp.ASSUMPTION_A,
+        hyp.get("loss.assumption_A"),
         Hypothesis("distinct_scores", "gamma_it != gamma_itau for t != tau (exact)", distinct_scores),
         Hypothesis("general_position", "keys in general position (Theorem 7), decided exactly", general_position),
         Hypothesis("q_not_lmm", "q is parallel to no LMM p_mm (exact, all selections)", q_not_lmm),

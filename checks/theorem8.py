@@ -177,7 +177,7 @@ claim = Claim(
     evaluations=50,
     statement="Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo for the "
               "regularization path of attention with the head h(x) = phi(v^T x)",
-    hypotheses=(hyp.ASSUMPTION_A, ASSUMPTION_D, PRIME_FEASIBLE),
+    hypotheses=(hyp.get("loss.assumption_A"), ASSUMPTION_D, PRIME_FEASIBLE),
     conclusion=path_to_solution_set,
     instances=_instances,
     measures=("gap_last", "solutions"),

@@ -80,3 +80,12 @@ def test_the_wheel_installs_one_name_and_runs_every_part_elsewhere(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     parts = [r["part"] for r in json.loads((work / "r.json").read_text())["reports"]]
     assert parts == ["derivation", "check", "drop:general_position"]
+
+
+def test_every_package_of_the_source_tree_is_listed_for_the_wheel():
+    import tomllib
+
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {".".join(p.parent.relative_to(ROOT).parts) for p in (ROOT / "attnsvm").rglob("__init__.py")}
+    mapped = {f"attnsvm.results.{part}" for part in ("lemmas", "checks", "counterexamples")}
+    assert listed == found | mapped
