@@ -43,7 +43,8 @@ from attnsvm.claims import hypotheses as hyp
 from attnsvm.dynamics import cross
 from attnsvm.svm import geometry, w_svm
 from attnsvm.svm.certificates import certify
-from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, SAT, limit_estimate
+from attnsvm.dynamics.trends import limit_estimate
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, SAT
 
 TOL = 0.01
 COAST = 3              # a run whose norm grew by less than 1/COAST over the last octave coasts (frozen)

@@ -21,6 +21,7 @@ from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Outcome
 from attnsvm.claims.strategies import gaussian_datasets, instances
 from attnsvm.dynamics import cross
+from attnsvm.dynamics.trends import limit_estimate
 from attnsvm.svm import geometry, w_svm
 
 TOL = 0.01
@@ -53,24 +54,6 @@ def limit_report(ds, tr, b: int, norm: str, both: bool = True) -> dict:
 def _row(tr, k: int) -> int:
     """Index of the recorded step nearest H/k."""
     return min(range(len(tr.steps)), key=lambda r: abs(tr.steps[r] - tr.steps[-1] / k))
-
-
-PLATEAU = 1e-3
-
-
-def limit_estimate(e1: float, e2: float, e3: float) -> float | None:
-    """The limit of a measure seen at H/4, H/2, H (equally spaced in log t), by Aitken's
-    delta-squared (exact for e_inf + c t^-a): e3 when it is no longer decreasing, None when it
-    rose then fell or its decrease accelerates (no trustworthy estimate) unless it is a plateau
-    (both changes within PLATEAU of e3 over two octaves of t: settled at e3), so rounding-level
-    noise on a flat measure does not decide the verdict."""
-    d1, d2 = e1 - e2, e2 - e3
-    if d2 <= 1e-12 * max(1.0, abs(e3)):
-        return e3
-    if d1 <= 0 or d2 >= d1:
-        return e3 if max(abs(d1), abs(d2)) <= PLATEAU * abs(e3) else None
-    r = d2 / d1
-    return e3 - d2 * r / (1 - r)
 
 
 def judge(reports: list[dict], measure: str, tol: float) -> Outcome:

@@ -26,10 +26,10 @@ from attnsvm import dynamics
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import gaussian_dataset
 from attnsvm.dynamics import cross
 from attnsvm.svm import wlift
 from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, TOL, judge, limit_report
-from attnsvm.results.checks.tfsvm_regpath_w import dataset_from
 
 ETA = 0.5
 STEPS = 400
@@ -99,7 +99,7 @@ def global_instances(draw, dropped=frozenset()):
         n, T = draw(st.integers(2, 4)), 2
     else:
         n, T = draw(st.integers(1, 3)), draw(st.integers(2, 4))
-    ds = dataset_from(seed, n, T, draw(st.integers(2, 3)), draw(st.booleans()))
+    ds = gaussian_dataset(seed, n, T, draw(st.integers(2, 3)), cross_queries=draw(st.booleans()))
     return Instance(ds, {"loss": "logistic"})
 
 

@@ -38,11 +38,11 @@ from scipy.optimize import minimize
 from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES, get_loss
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims.strategies import gaussian_dataset
 from attnsvm.dynamics import intra_op_threads
 from attnsvm.svm import w_svm_arrays, wlift
 import sympy as sp
 
-from attnsvm.results.checks.tfsvm_regpath_w import dataset_from
 
 STARTS = 4
 LOGIT_CAP = 30.0
@@ -191,7 +191,7 @@ def landscape_instances(draw, dropped=frozenset()):
     else:
         n, T = draw(st.integers(2 if dropped else 1, 3)), draw(st.integers(2, 3))
         d = threshold(n, T) + draw(st.integers(0, 1))
-    ds = dataset_from(seed, n, T, d, draw(st.booleans()))
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=draw(st.booleans()))
     if dropped and not below:                             # d >= n, but two inputs share a query
         Z = model.queries(ds).copy()
         Z[1] = Z[0] * draw(st.sampled_from([1.0, -1.0, 2.0]))

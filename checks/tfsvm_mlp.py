@@ -28,7 +28,8 @@ from attnsvm.claims import Claim, Outcome
 from attnsvm.claims.strategies import gaussian_datasets, instances, just, seeds
 from attnsvm.dynamics import cross
 from attnsvm.svm import geometry
-from attnsvm.results.checks.tfsvm_frobenius import CONFIRM, limit_estimate
+from attnsvm.dynamics.trends import limit_estimate
+from attnsvm.results.checks.tfsvm_frobenius import CONFIRM
 
 SET_TOL = 0.02
 TOL_DIR = 0.05   # slow: NGD spends its fixed step on the finite part's 2-cycle, so W_perp grows slowly

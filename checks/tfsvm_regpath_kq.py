@@ -30,11 +30,12 @@ from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.strategies import gaussian_dataset
 from attnsvm.dynamics import cross, regpath
 from attnsvm.dynamics.trends import loglog_slope
 from attnsvm.svm import geometry, w_svm, wlift
 from attnsvm.svm.margin import w_svm_problem
-from attnsvm.results.checks.tfsvm_regpath_w import EXTEND, LAST, dataset_from, lmm_starts, settle, solve_path
+from attnsvm.results.checks.tfsvm_regpath_w import EXTEND, LAST, lmm_starts, settle, solve_path
 
 EXCESS_TOL = 0.03
 SVM_CORR = 0.99
@@ -130,7 +131,7 @@ def kq_instances(draw, dropped=frozenset()):
     rank one), width m = d or m in [1, d - 1]."""
     seed = draw(st.integers(0, 2**16))
     n, T, d = draw(st.integers(2, 4)), draw(st.integers(2, 3)), draw(st.integers(2, 3))
-    ds = dataset_from(seed, n, T, d, draw(st.booleans()))
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=draw(st.booleans()))
     narrow = "kq_parameterisation" not in dropped and draw(st.booleans())
     m = draw(st.integers(1, d - 1)) if narrow else d
     return Instance(ds, {"m": m, "param": "W" if "kq_parameterisation" in dropped else "KQ",

@@ -160,14 +160,6 @@ def global_is_opt(inst) -> bool:
 
 # ---- instances -----------------------------------------------------------------------------
 
-def dataset_from(seed: int, n: int, T: int, d: int, cross_z: bool):
-    """`gaussian_dataset` with, when cross_z, Gaussian queries z_i from the same seed."""
-    ds = gaussian_dataset(seed, n, T, d)
-    if cross_z:
-        ds = ds.with_(z=np.random.default_rng(seed + 1).normal(size=(n, d)))
-    return ds
-
-
 @st.composite
 def regpath_instances(draw, dropped=frozenset()):
     """A small Gaussian dataset (self- or cross-attention) and a selection alpha drawn from those
@@ -179,7 +171,7 @@ def regpath_instances(draw, dropped=frozenset()):
     else:
         n, T, d = draw(st.integers(1, 3)), draw(st.integers(2, 3)), draw(st.integers(2, 3))
     cross_z = draw(st.booleans())
-    ds = dataset_from(seed, n, T, d, cross_z)
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=cross_z)
     sels = wlift.w_selections(ds, limit=64)
     if "locally_optimal" in dropped:
         pool, region = [s for s in sels if s.feasible and not s.locally_optimal], None

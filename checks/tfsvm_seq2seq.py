@@ -50,7 +50,7 @@ from attnsvm.dynamics import regpath
 from attnsvm.dynamics.seq2seq import SeqData, exact_rank
 from attnsvm.dynamics.trends import loglog_slope
 from attnsvm.svm import certificates, margin
-from attnsvm.results.checks.tfsvm_frobenius import limit_estimate
+from attnsvm.dynamics.trends import limit_estimate
 
 ETA = 0.25
 STEPS = 400

@@ -178,7 +178,8 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 # ---- the measurement helpers ------------------------------------------------------------------
 
 from attnsvm.dynamics.trends import loglog_slope  # noqa: E402
-from attnsvm.results.checks.tfsvm_frobenius import judge, limit_estimate  # noqa: E402
+from attnsvm.dynamics.trends import limit_estimate  # noqa: E402
+from attnsvm.results.checks.tfsvm_frobenius import judge  # noqa: E402
 
 
 @settings(max_examples=30, deadline=None)

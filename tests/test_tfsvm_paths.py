@@ -5,6 +5,8 @@ path's Hessian (`regpath.kq_scaled_hessian`), the rank-constrained SVM, the land
 
 
 import numpy as np
+
+from attnsvm.claims.strategies import gaussian_dataset
 import pytest
 import torch
 from hypothesis import given, settings
@@ -17,7 +19,7 @@ from attnsvm.claims.budget import Budget
 from attnsvm.claims.search import check
 from attnsvm.dynamics import cross, regpath
 from attnsvm.svm import geometry, w_svm, wlift
-from attnsvm.results.checks.tfsvm_regpath_w import dataset_from, settle
+from attnsvm.results.checks.tfsvm_regpath_w import settle
 
 IDS = ("tfsvm-regpath-w", "tfsvm-regpath-kq", "tfsvm-global", "tfsvm-landscape")
 SMALL = Budget("small", evaluations=3, seconds=None, min_instances=3, horizon=1.0, limit=300.0)
@@ -61,7 +63,7 @@ def test_registry_entries_match_modules():
 @given(seed=st.integers(0, 10**5), n=st.integers(1, 3), T=st.integers(2, 3), d=st.integers(1, 3), cz=st.booleans())
 def test_lift_is_the_w_problem(seed, n, T, d, cz):
     """The lifted p-problem has keys vec(x_it z_i^T) and the scores gamma_it; its p_mm is W_mm (quadprog on the W rows)."""
-    ds = dataset_from(seed, n, T, d, cz)
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=cz)
     L = wlift.lifted(ds)
     keys = model.keys(L)[..., : d * d]
     assert np.allclose(keys, cross.w_keys(ds.X, model.queries(ds)).numpy())
@@ -78,7 +80,7 @@ def test_rank_constrained_svm_brackets_the_nuclear_svm():
     """m = d: the (K, Q) value is the nuclear SVM's (balanced factors attain ||W||_*); m < d: at least that, and
     the minimiser has rank <= m."""
     for seed in range(2):
-        ds = dataset_from(seed, 3, 3, 3, True)
+        ds = gaussian_dataset(seed, 3, 3, 3, cross_queries=True)
         opt = model.optimal_tokens(ds).tolist()
         nuc = w_svm(ds, opt, norm="nuclear")
         assert nuc.ok
@@ -96,7 +98,7 @@ def test_rank_constrained_svm_brackets_the_nuclear_svm():
 def test_kq_hessian_matches_autograd_off_the_orbit(seed, d, m):
     """kq_scaled_hessian = autograd Hessian / ||grad|| on the complement of the O(m)-orbit tangents (K S, Q S), S
     skew; on the tangents it adds the projector (the Newton model's regularisation), where the gradient is 0."""
-    ds = dataset_from(seed, 2, 3, d, True)
+    ds = gaussian_dataset(seed, 2, 3, d, cross_queries=True)
     prob, kq = cross.w_problem([ds]), cross.KQ(d, m)
     theta = kq.random(np.random.default_rng(seed), 1.0, 1)
     ev = regpath.kq_objective(prob.K, prob.gamma, prob.loss, kq)((theta,))
@@ -121,7 +123,7 @@ def test_kq_hessian_matches_autograd_off_the_orbit(seed, d, m):
 
 def test_kq_path_stays_in_the_ball_and_its_nuclear_norm_is_bounded():
     """(||K||^2 + ||Q||^2)/2 <= R on the path, hence ||K Q^T||_* <= R (AM-GM with trace duality)."""
-    ds = dataset_from(7, 2, 2, 2, True)
+    ds = gaussian_dataset(7, 2, 2, 2, cross_queries=True)
     kq = cross.KQ(2, 2)
     radii = [0.5, 2.0, 8.0]
     path = regpath.kq_path(cross.w_problem([ds]), kq, radii, np.random.default_rng(0).normal(size=(2, 8)), iters=100)
@@ -169,7 +171,7 @@ def test_kq_witness_path_goes_to_w_mm_not_the_nuclear_svm():
 def test_alignment_margins_are_the_first_steps_logit_gaps(seed, n, T, d):
     """(x_opt - x_t)^T W_1 z_i with W_1 = -eta grad L(0)/||grad L(0)|| equals eta/||G|| times the alignment margin."""
     from attnsvm.results.checks.tfsvm_global import initial_gradient_margins
-    ds = dataset_from(seed, n, T, d, True)
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=True)
     G = model.grad_W_cross(ds, np.zeros((d, d))).numpy()
     W1 = -0.5 * G / np.linalg.norm(G)
     a = np.einsum("ntd,de,ne->nt", ds.X, W1, model.queries(ds))
@@ -192,7 +194,7 @@ def test_global_witnesses_end_at_another_lmm():
 def test_gradient_term_is_a_covariance(seed, T, d):
     """X^T S'(a) gamma = Y Cov_s(X) v for the linear head's scores (lemmas/tfsvm_landscape.py, step 1), and
     v^T Cov_s(X) v > 0 unless every score is equal."""
-    ds = dataset_from(seed, 1, T, d, False)
+    ds = gaussian_dataset(seed, 1, T, d, cross_queries=False)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=T) * 3
     s = np.exp(a - a.max()); s /= s.sum()
@@ -207,7 +209,7 @@ def test_gradient_term_is_a_covariance(seed, T, d):
 def test_no_stationary_point_with_fewer_dimensions_than_tokens():
     """d = 2 < T - 1 = 4 on one input: the landscape claim's conclusion still holds (d >= T - 1 is not needed)."""
     from attnsvm.results.checks.tfsvm_landscape import benign, claim
-    inst = Instance(dataset_from(3, 1, 5, 2, False), {"loss": "logistic", "seed": 3, "ladder": []})
+    inst = Instance(gaussian_dataset(3, 1, 5, 2, cross_queries=False), {"loss": "logistic", "seed": 3, "ladder": []})
     assert claim.meets(inst) and inst.dataset.d < inst.dataset.T - 1
     assert benign(inst, SMALL).holds is True
 
@@ -218,7 +220,7 @@ def test_spurious_lmm_exists_at_the_threshold():
     from attnsvm.results.checks.tfsvm_feasibility import generic
     from attnsvm.results.checks.tfsvm_landscape import spurious_exact
     for seed in range(40):
-        ds = dataset_from(seed, 2, 3, 2, True)
+        ds = gaussian_dataset(seed, 2, 3, 2, cross_queries=True)
         found = spurious_exact(ds)
         if found["spurious_lmms"] and found["lmm_set_exact"] and generic(Instance(ds, {})):
             break
@@ -240,7 +242,7 @@ def test_transition_spurious_fraction_falls_with_d():
 def test_stationarity_ratio_bounds():
     """0 <= rho <= 1 (triangle inequality) on random W."""
     from attnsvm.results.checks.tfsvm_landscape import stationarity_ratio
-    ds = dataset_from(5, 3, 3, 3, True)
+    ds = gaussian_dataset(5, 3, 3, 3, cross_queries=True)
     rng = np.random.default_rng(0)
     for _ in range(10):
         rho, gn = stationarity_ratio(ds, get_loss("logistic"), torch.tensor(rng.normal(size=(3, 3))))

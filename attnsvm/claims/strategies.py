@@ -75,8 +75,9 @@ def integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), lo: int = -3, hi: int = 3, la
 
 
 def gaussian_dataset(seed: int, n: int, T: int, d: int, labels: str = "any", sphere: bool = False,
-                     W: str = "identity") -> Dataset:
-    """Rows of X and v standard Gaussian (or uniform on the unit sphere), Y uniform in {-1,+1}."""
+                     W: str = "identity", cross_queries: bool = False) -> Dataset:
+    """Rows of X and v standard Gaussian (or uniform on the unit sphere), Y uniform in {-1,+1};
+    with `cross_queries`, Gaussian queries z_i (cross-attention) from the seed after `seed`."""
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, T, d))
     v = rng.normal(size=d)
@@ -85,7 +86,8 @@ def gaussian_dataset(seed: int, n: int, T: int, d: int, labels: str = "any", sph
         v /= np.linalg.norm(v)
     Y = np.ones(n) if labels == "positive" else rng.choice([-1.0, 1.0], n)
     Wm = None if W == "identity" else rng.normal(size=(d, d))
-    return Dataset.from_arrays(X, Y, v, Wm, name=f"gaussian-seed{seed}")
+    ds = Dataset.from_arrays(X, Y, v, Wm, name=f"gaussian-seed{seed}")
+    return ds.with_(z=np.random.default_rng(seed + 1).normal(size=(n, d))) if cross_queries else ds
 
 
 def gaussian_datasets(n=(1, 4), T=(2, 5), d=(1, 4), **kw) -> Space:

@@ -33,3 +33,18 @@ def approaches(x: Sequence[float], gaps: Sequence[float], tol: float, slope: flo
         return monotone
     s = loglog_slope(x, gaps)
     return gaps[-1] <= tol and monotone and s is not None and s <= slope
+
+
+def limit_estimate(e1: float, e2: float, e3: float, plateau: float = 1e-3) -> float | None:
+    """The limit of a measure seen at H/4, H/2, H (equally spaced in log t), by Aitken's
+    delta-squared (exact for e_inf + c t^-a): e3 when it is no longer decreasing, None when it
+    rose then fell or its decrease accelerates (no trustworthy estimate) unless it is a plateau
+    (both changes within `plateau` of e3 (relative) over two octaves of t: settled at e3), so rounding-level
+    noise on a flat measure does not decide the verdict."""
+    d1, d2 = e1 - e2, e2 - e3
+    if d2 <= 1e-12 * max(1.0, abs(e3)):
+        return e3
+    if d1 <= 0 or d2 >= d1:
+        return e3 if max(abs(d1), abs(d2)) <= plateau * abs(e3) else None
+    r = d2 / d1
+    return e3 - d2 * r / (1 - r)
