@@ -168,7 +168,8 @@ class Claim:
     sampled and targeted phases). `confirm`: horizon factors at which a failure is re-evaluated
     (in turn; it must fail at each, else the longer run's outcome stands: a slow but converging
     run holds or is undecided); `extend`: horizon factors at which an undecided instance is
-    re-evaluated until it is decided (default: the budget's, doubling `Budget.retries` times)."""
+    re-evaluated until it is decided (default: the budget's, doubling `Budget.retries` times).
+    `tolerances`: the proxy's tolerances as data (name -> number), reported with every verdict."""
 
     name: str
     statement: str
@@ -184,6 +185,7 @@ class Claim:
     evaluations: int | None = None
     confirm: tuple[float, ...] = ()
     extend: tuple[float, ...] | None = None
+    tolerances: dict = field(default_factory=dict)
 
     def __post_init__(self):
         from attnsvm.claims.verdicts import Verdict
@@ -195,6 +197,10 @@ class Claim:
         if self.evaluations is not None and (isinstance(self.evaluations, bool) or not isinstance(self.evaluations, int)
                                              or self.evaluations < 1):
             raise UserError(f"claim {self.name!r}: evaluations must be a positive integer, got {self.evaluations!r}")
+        if not isinstance(self.tolerances, dict) or not all(
+                isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                for k, v in self.tolerances.items()):
+            raise UserError(f"claim {self.name!r}: tolerances must map names to finite numbers, got {self.tolerances!r}")
         for key in ("confirm", "extend"):
             factors = getattr(self, key)
             if factors is not None and (isinstance(factors, (str, bytes)) or not all(

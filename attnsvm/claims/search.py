@@ -548,6 +548,8 @@ def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
     evidence: dict[str, Any] = {"budget": budget.name, "seed": seed, "statement": claim.statement,
                                 "proxy": claim.proxy, "horizon": claim.horizon or f"x{budget.horizon:g}",
                                 "tolerance": claim.tolerance}
+    if claim.tolerances:
+        evidence["tolerances"] = dict(claim.tolerances)
     if claim.dropped:
         evidence["dropped"] = sorted(claim.dropped)
     if claim.confirm:
