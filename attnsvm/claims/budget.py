@@ -56,15 +56,15 @@ class Budget:
 
 BUDGETS = {b.name: b for b in (
     Budget("quick", evaluations=4000, seconds=None, min_instances=6, horizon=1.0, limit=120.0),
-    Budget("standard", evaluations=20000, seconds=None, min_instances=25, horizon=2.0, limit=900.0),
-    Budget("thorough", evaluations=200000, seconds=None, min_instances=100, horizon=4.0, limit=7200.0, retries=2),
+    Budget("standard", evaluations=40000, seconds=None, min_instances=25, horizon=2.0, limit=900.0),
+    Budget("thorough", evaluations=400000, seconds=None, min_instances=100, horizon=4.0, limit=7200.0, retries=2),
 )}
 
 
 def evaluations(budget: Budget, declared: int | None) -> int:
     """How many instances a search under `budget` evaluates for a claim that declares
     `declared` (its quick count; None: the budget's own): a named budget scales the declared
-    count as it scales its own (standard 5x, thorough 50x the quick count); a budget built by
+    count as it scales its own (standard 10x, thorough 100x the quick count); a budget built by
     hand (another name, or another evaluation count) keeps its own."""
     named = BUDGETS.get(budget.name)
     if declared is None or named is None or budget.evaluations != named.evaluations:
