@@ -44,18 +44,14 @@ from typing import Any
 
 import numpy as np
 
+from attnsvm.cache import cache_dir
+
 HERE = Path(__file__).parent
 SOURCE = HERE / "csrc" / "fused_grad.c"
 BASE_FLAGS = ("-O3", "-fno-trapping-math", "-fno-math-errno", "-fopenmp-simd", "-fPIC", "-shared")   # (value-neutral: let the lane loops vectorize)
 EAGER_SOURCES = (HERE / "gradients.py", HERE / "losses.py", Path(__file__))   # what a self-check pass vouches against
 ROUNDING = 1e-12                                    # gradients.ROUNDING (pinned in tests/test_fused_kernel.py)
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)     # dynamics.UNDERFLOW: a gradient below float64's range
-
-
-def cache_dir() -> Path:
-    if d := os.environ.get("ATTNSVM_CACHE_DIR"):
-        return Path(d)
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "attnsvm"
 
 
 def _cpu_features() -> str | None:

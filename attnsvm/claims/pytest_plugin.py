@@ -2,7 +2,8 @@
 
     pytest --attnsvm-claims my_claims.py [--attnsvm-claims more.py] [--attnsvm-budget standard] [--attnsvm-seed 3]
 
-collects every module-level `Claim` of each file as a test item (named after its variable). An
+collects every module-level `Claim` of each file as a test item named after its variable, as
+`attnsvm check` shows it (FILE.py:VARIABLE; `-k` also matches the Claim's `name`). An
 item passes when its verdict is as expected: one of the claim's `expected`, or with none,
 PROVED, CERTIFIED or SUPPORTED (fail closed: REFUTED, INCONCLUSIVE and errors in the claim's
 code fail). A failure shows the verdict, the evidence summary, for code that raised the
@@ -93,7 +94,9 @@ class ClaimsFile(pytest.File):
         except UserError as e:
             raise self.CollectError(str(e)) from None
         for name, claim in claims.items():
-            yield ClaimItem.from_parent(self, name=name, claim=claim)
+            item = ClaimItem.from_parent(self, name=name, claim=claim)
+            item.extra_keyword_matches.add(claim.name)        # `-k` selects by the Claim's name too
+            yield item
 
 
 class ClaimFailed(Exception):

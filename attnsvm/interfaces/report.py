@@ -1,4 +1,6 @@
-"""Rendering Reports: a rich verdict table whose evidence column says what each verdict rests on."""
+"""Rendering Reports: a rich verdict table whose evidence column says what each verdict rests on.
+A shipped witness (one of the result folders' stored counterexamples) is named `ID--NAME` and
+replayed with `replay_shipped(NAME)`, on any install; never by a path of this machine."""
 
 from __future__ import annotations
 
@@ -6,6 +8,33 @@ from attnsvm.claims.verdicts import Report
 
 COLORS = {"PROVED": "green", "PARTIAL": "blue", "CERTIFIED": "green", "SUPPORTED": "cyan", "REFUTED": "magenta",
           "INCONCLUSIVE": "yellow"}
+
+
+def replay_shipped(name: str) -> str:
+    """The command that replays the shipped witness `ID--NAME` wherever attnsvm is installed."""
+    return f"attnsvm replay --shipped {name}"
+
+
+def shipped_witnesses(e) -> list[dict]:
+    """The witnesses shipped with registry result `e` (`registry.WITNESS_DIR/ID--NAME.json`): each
+    one's name `ID--NAME`, the part of `check` that replays it, what it refutes, the command that
+    replays it anywhere, and its file here."""
+    from attnsvm.claims import registry
+    from attnsvm.errors import UserError
+    from attnsvm.files import read_json
+
+    out = []
+    for path in sorted(registry.WITNESS_DIR.glob(f"{e.id}--*.json")):
+        name = path.stem.split("--", 1)[1]
+        try:
+            dropped = read_json(path).get("dropped") or []
+        except (UserError, AttributeError):
+            dropped = []
+        refutes = f"the claim without {name}" if name in e.necessity else \
+            "the claim as stated" + (f" (with {', '.join(dropped)} dropped)" if dropped else "")
+        out.append({"name": path.stem, "id": e.id, "part": f"drop:{name}" if name in e.necessity else f"witness:{name}",
+                    "refutes": refutes, "replay": replay_shipped(path.stem), "path": path})
+    return out
 
 
 def searched(ev: dict) -> str:
@@ -32,7 +61,9 @@ def summary(r: Report) -> str:
     if r.part == "derivation":
         return ev.get("note") or ev.get("summary", "")
     if ev.get("replayed"):
-        return ev.get("note") or f"stored witness {ev.get('witness_file', '')} re-verified"
+        stored = f"shipped witness {ev['shipped_witness']}" if ev.get("shipped_witness") else \
+            f"stored witness {ev.get('witness_file', '')}"
+        return ev.get("note") or f"{stored} re-verified"
     if r.witness is not None and r.verdict.value == "REFUTED":
         covered = "; ".join(filter(None, [f"{ev.get('evaluated', 0)} evaluations", searched(ev)]))
         head = f"counterexample found and minimized ({covered})"

@@ -3,8 +3,9 @@ self-contained HTML page and in Markdown (leanblueprint's view, with attnsvm's s
 proof's steps are symbolic, exact, numeric, cited or open; a check is PROVED ... REFUTED; each
 hypothesis's necessity is a stored counterexample).
 
-`collect` turns reports into the blueprint's data, `graph` draws the dependency graph,
-`render_html` and `render_md` fill the templates in `templates/`; `build` writes them.
+`reports` reads the reports of an earlier `attnsvm check --json`, `collect` turns reports into
+the blueprint's data, `graph` lays out and draws the dependency graph, `render_html` and
+`render_md` fill the templates in `templates/`; `build` writes them.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from typing import Iterable
 from attnsvm.claims.verdicts import Report
 from attnsvm.errors import UserError
 from attnsvm.files import write_json_atomic, write_text_atomic
-from attnsvm.interfaces.blueprint import collect
-from attnsvm.interfaces.blueprint.collect import load_reports
+from attnsvm.interfaces.blueprint.reports import load_reports
 
 FORMATS = ("html", "md")
 FILES = {"html": "index.html", "md": "blueprint.md"}
@@ -57,7 +57,7 @@ def build(reports: Iterable[Report], out: Path, formats: Iterable[str] = ("html"
           run: dict | None = None, figure_errors: dict[str, str] | None = None) -> tuple[dict, dict[str, Path]]:
     """Write the blueprint of `reports` into `out` (index.html, blueprint.md, blueprint.json):
     (its summary, the files written by format)."""
-    from attnsvm.interfaces.blueprint import render_html, render_md
+    from attnsvm.interfaces.blueprint import collect, render_html, render_md
 
     out = output_dir(out)
     out.mkdir(exist_ok=True)

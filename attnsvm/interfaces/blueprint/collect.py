@@ -3,15 +3,18 @@ reports, the steps of its proof outline, its stored witnesses and its figure, an
 that counts results by standing. Plain JSON-ready data, rendered by `html` and `markdown`.
 
 Edges are what a proof uses: the registry's `uses` and the `by` of its outline's steps. A node's
-*standing* says how it stands on this run (STANDINGS); a partial result says what its proof
-rests on (the step kinds that are not machine-checked), and every result lists the results
-it rests on, through `uses`, that are not proved.
+*standing* says how it stands on this run (STANDINGS), including what it rests on: a result is
+"proved" only when its own outline is machine-checked, its verdicts are as expected and so is
+every result it rests on through the edges; otherwise its `modulo` names the results it rests on
+that are not proved on their own (a result proved on its own is then "proved modulo" them). A
+partial result also says what its own proof rests on (the step kinds not machine-checked).
+Shipped witnesses are named `ID--NAME` with the command that replays them on any install, never
+by a path of the machine that built the page.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Iterable
 
 import networkx as nx
@@ -20,10 +23,13 @@ from attnsvm.claims import registry, runner
 from attnsvm.claims.verdicts import Report
 from attnsvm.errors import UserError
 from attnsvm.files import read_json
-from attnsvm.interfaces.report import summary as evidence_summary
+from attnsvm.interfaces.report import shipped_witnesses, summary as evidence_summary
 
 STANDINGS = {
-    "proved": "every proof step machine-checked (symbolic at general sizes or exact), every verdict as expected",
+    "proved": "every proof step machine-checked (symbolic at general sizes or exact), every verdict as expected, "
+              "and so for every result it rests on",
+    "proved modulo": "its own proof machine-checked and its verdicts as expected, resting on results that are not "
+                     "proved on this run (named)",
     "partial": "every verdict as expected; the proof rests on cited, numeric, fixed-size or open steps",
     "refuted": "a REFUTED verdict where none was expected: a counterexample that re-verifies",
     "unsettled": "a part is INCONCLUSIVE or raised an error (its reason is given)",
@@ -32,6 +38,7 @@ STANDINGS = {
     "not run": "no part of the result was run",
     "stated": "a definition or assumption: stated, not proved",
 }
+STATEMENTS_DOC = "docs/statements.md"     # every statement with the paper's numbering, one anchor per id
 STEP_KINDS = ("symbolic", "fixed sizes", "exact", "numeric", "cited", "open")
 NOT_MACHINE_CHECKED = ("fixed sizes", "numeric", "cited", "open")
 
@@ -58,58 +65,6 @@ def graph(nodes: list[registry.Entry], steps: dict[str, list[dict]] | None = Non
     return g
 
 
-def load_reports(path: str | Path) -> tuple[list[Report], dict]:
-    """The reports of an `attnsvm check --json` file, and its run (budget, seed)."""
-    obj = read_json(path)
-    if not isinstance(obj, dict) or not isinstance(obj.get("reports"), list):
-        raise UserError(f"{path}: not the JSON of `attnsvm check --json` (no 'reports' list)")
-    for k, r in enumerate(obj["reports"]):
-        _check_report(path, k, r)
-    try:
-        reports = [Report.from_json(r) for r in obj["reports"]]
-    except (KeyError, TypeError, ValueError) as e:
-        raise UserError(f"{path}: a report is malformed ({e.__class__.__name__}: {e})") from None
-    budget = obj.get("budget")
-    return reports, {"budget": budget.get("name") if isinstance(budget, dict) else budget, "seed": obj.get("seed")}
-
-
-def _check_report(path, k: int, r) -> None:
-    """One report's structure, as the page reads it: a one-line UserError naming the file and field."""
-    import math
-
-    where = f"{path}: malformed reports[{k}]"
-    if not isinstance(r, dict):
-        raise UserError(f"{where}: expected an object, got {type(r).__name__}")
-    for key in ("id", "part", "verdict"):
-        if not isinstance(r.get(key), str):
-            raise UserError(f"{where}.{key}: expected a string, got {r.get(key)!r:.60}")
-    exp = r.get("expected", [])
-    if not isinstance(exp, list) or not all(isinstance(x, str) for x in exp):
-        raise UserError(f"{where}.expected: expected a list of strings, got {exp!r:.60}")
-    if r.get("error") is not None and not isinstance(r["error"], str):
-        raise UserError(f"{where}.error: expected a string or null, got {r['error']!r:.60}")
-    sec = r.get("seconds", 0.0)
-    if isinstance(sec, bool) or not isinstance(sec, (int, float)) or not math.isfinite(sec):
-        raise UserError(f"{where}.seconds: expected a finite number, got {sec!r:.60}")
-    ev = r.get("evidence", {})
-    if not isinstance(ev, dict):
-        raise UserError(f"{where}.evidence: expected an object, got {type(ev).__name__}")
-    steps = ev.get("steps", [])
-    if not isinstance(steps, list):
-        raise UserError(f"{where}.evidence.steps: expected a list, got {type(steps).__name__}")
-    for j, st in enumerate(steps):
-        at = f"{where}.evidence.steps[{j}]"
-        if not isinstance(st, dict):
-            raise UserError(f"{at}: expected an object, got {type(st).__name__}")
-        if not isinstance(st.get("status"), str):
-            raise UserError(f"{at}.status: expected a string, got {st.get('status')!r:.60}")
-        if not isinstance(st.get("sizes", "general"), str):
-            raise UserError(f"{at}.sizes: expected a string, got {st.get('sizes')!r:.60}")
-        by = st.get("by", [])
-        if not isinstance(by, list) or not all(isinstance(b, str) for b in by):
-            raise UserError(f"{at}.by: expected a list of result ids, got {by!r:.60}")
-
-
 def collect(reports: Iterable[Report], figures: dict[str, str] | None = None, run: dict | None = None,
             figure_errors: dict[str, str] | None = None) -> dict:
     """The blueprint of these reports (rows of ids outside the registry, e.g. a user's claims,
@@ -128,10 +83,11 @@ def collect(reports: Iterable[Report], figures: dict[str, str] | None = None, ru
     layer = {n: k for k, gen in enumerate(nx.topological_generations(g)) for n in gen}
     out = [_node(e, parts[e.id], steps[e.id], g, layer[e.id], (figures or {}).get(e.id), (figure_errors or {}).get(e.id))
            for e in nodes]
-    standing = {n["id"]: n["standing"] for n in out}
+    own = {n["id"]: n["standing"] for n in out}
     for n in out:
-        n["unsettled_ancestors"] = [a for a in _in_order(nx.ancestors(g, n["id"]), nodes)
-                                    if standing[a] not in ("proved", "stated")]
+        n["modulo"] = [a for a in _in_order(nx.ancestors(g, n["id"]), nodes) if own[a] not in ("proved", "stated")]
+        if n["standing"] == "proved" and n["modulo"]:
+            n["standing"] = "proved modulo"
     return {"run": run or {}, "nodes": out, "edges": [list(e) for e in g.edges], "summary": _summary(out),
             "standings": STANDINGS, "step_kinds": list(STEP_KINDS)}
 
@@ -159,6 +115,7 @@ def _node(e: registry.Entry, parts: dict[str, Report], steps: list[dict], g: nx.
     present = [parts[p] for p in expected_parts if p in parts] + [r for p, r in parts.items() if p not in expected_parts]
     return {
         "id": e.id, "title": e.title, "paper": e.paper, "kind": e.kind, "statement": e.statement,
+        "source": getattr(e, "source", ""), "statement_link": f"{STATEMENTS_DOC}#{e.id}",
         "aliases": list(e.aliases), "hypotheses": list(e.hypotheses), "necessity": list(e.necessity),
         "uses": list(g.predecessors(e.id)), "used_by": list(g.successors(e.id)), "layer": layer,
         "standing": _standing(e, present, any(p not in parts for p in expected_parts), rests_on),
@@ -174,6 +131,7 @@ def _node(e: registry.Entry, parts: dict[str, Report], steps: list[dict], g: nx.
 
 
 def _standing(e: registry.Entry, present: list[Report], missing: bool, rests_on: list[str]) -> str:
+    """How the result stands on its own (`collect` then weighs what it rests on)."""
     if not e.has_parts:
         return "stated"
     if not present:
@@ -191,35 +149,21 @@ def _standing(e: registry.Entry, present: list[Report], missing: bool, rests_on:
 
 
 def _witnesses(e: registry.Entry, parts: dict[str, Report]) -> list[dict]:
-    """The stored witnesses of a result: what each refutes, how to replay it, this run's replay."""
+    """The shipped witnesses of a result: what each refutes, how to replay it, this run's replay."""
     if not e.has_parts:
         return []
     out = []
-    for path in sorted(registry.WITNESS_DIR.glob(f"{e.id}--*.json")):
-        name = path.stem.split("--", 1)[1]
-        part = f"drop:{name}" if name in e.necessity else f"witness:{name}"
-        rel = f"counterexamples/witnesses/{path.name}"
+    for s in shipped_witnesses(e):
         try:
-            w = read_json(path)
+            w = read_json(s["path"])
         except UserError as err:
             w = {"error": str(err)}
-        replay = parts.get(part)
-        out.append({"name": name, "file": rel, "part": part,
-                    "refutes": (f"the claim without {name}" if name in e.necessity else "the claim as stated"
-                                + (f" (with {', '.join(w['dropped'])} dropped)" if w.get("dropped") else "")),
-                    "replay_command": f"attnsvm replay {_from_here(path)}",
+        replay = parts.get(s["part"])
+        out.append({"name": s["name"], "part": s["part"], "refutes": s["refutes"], "replay_command": s["replay"],
                     "verdict": str(replay.verdict) if replay else None,
                     "instance": w.get("instance"), "outcome": w.get("outcome"), "budget": w.get("budget"),
                     "seed": w.get("seed")})
     return out
-
-
-def _from_here(path: Path) -> str:
-    """The path as a user types it here: relative to the current directory when under it."""
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def _summary(nodes: list[dict]) -> dict:

@@ -8,6 +8,7 @@ Exit codes: 0 every verdict as expected; 1 not (or an error row); 2 usage or inp
 
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -22,23 +23,30 @@ SeedOpt = typer.Option(0, "--seed", min=0, help="random seed (every run is repro
 JsonOpt = typer.Option(None, "--json", help="also write machine-readable results to this file")
 
 
+PIPED_WIDTH = 1000      # columns of output that is not a terminal: tables as wide as their content, never cut
+
+
 def consoles():
-    """(stdout, stderr) rich consoles; wide when stdout is not a terminal."""
+    """(stdout, stderr) rich consoles; one that is not a terminal is never cut at 80 columns."""
     from rich.console import Console
 
-    return Console(width=None if sys.stdout.isatty() else 150), Console(stderr=True)
+    wide = lambda stream: None if stream.isatty() else PIPED_WIDTH       # noqa: E731
+    return Console(width=wide(sys.stdout)), Console(stderr=True, width=wide(sys.stderr))
 
 
 def main() -> None:
+    from attnsvm.cache import hypothesis_dir
 
+    os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(hypothesis_dir()))    # never .hypothesis/ in the cwd
     usage_error = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")   # click's, or typer's copy
     try:
         from attnsvm.interfaces.cli import checking, datasets, reporting, reproducing  # noqa: F401 - registers the commands
 
         code = app(standalone_mode=False)
     except (UserError, usage_error) as e:
-        if type(e).__name__ == "NoArgsIsHelpError":       # bare `attnsvm` (or a group without a command): its help
-            print(e.ctx.get_help())
+        if type(e).__name__ == "NoArgsIsHelpError":       # bare `attnsvm` (or a group without a command): its help,
+            if not getattr(e.ctx.command, "rich_markup_mode", None):   # which typer's rich formatter printed while raising
+                print(e.format_message())
             sys.exit(2)
         message = e.format_message() if isinstance(e, usage_error) else str(e)
         print(f"error: {' '.join(message.split())}", file=sys.stderr)      # one line, never wrapped

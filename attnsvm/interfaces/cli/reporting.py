@@ -44,6 +44,10 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
         tasks, _ = tasks_of(targets or ["all"], b.name, seed, search=False)
         reports, interrupted = run_tasks(tasks, executor, workers, err)
         run = {"budget": b.name, "seed": seed, "interrupted": interrupted}
+        if interrupted and not reports:
+            err.print(f"interrupted before any of the {len(tasks)} parts finished: no blueprint written",
+                      markup=False, highlight=False)
+            raise typer.Exit(130)
         if interrupted:                         # the parts that finished, the rest shown as not run
             bp.build(reports, out_dir, formats, run=run)
             err.print(f"interrupted after {len(reports)} of {len(tasks)} parts; the blueprint of those is in {out_dir}")
