@@ -147,7 +147,7 @@ def _replay(path, claim, part: str) -> Report:
     w = read_json(path)
     rep = replay_witness(w, replace(claim, expected=("REFUTED",)), claim.instances(claim.dropped))
     rep.part = part
-    rep.evidence["witness_file"] = f"counterexamples/witnesses/{path.name}"
+    rep.evidence["shipped_witness"] = path.stem          # ID--NAME: `attnsvm replay --shipped ID--NAME` anywhere
     return rep
 
 

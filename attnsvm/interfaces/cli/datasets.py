@@ -24,7 +24,6 @@ def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_fil
 
     from attnsvm.attention.data import load_dataset
     from attnsvm.files import check_output, write_json_atomic
-    from attnsvm.interfaces.analysis import analyze_dataset
 
     out, err = consoles()
     if not (seconds > 0 and seconds < float("inf")):
@@ -32,6 +31,7 @@ def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_fil
     if json_file:
         check_output(json_file)
     ds = load_dataset(data)
+    from attnsvm.interfaces.analysis import analyze_dataset      # (after the data: a bad file fails fast)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("analyzing", total=None)
@@ -96,12 +96,12 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
 
     from attnsvm.attention.data import load_dataset
     from attnsvm.files import check_output, write_json_atomic
-    from attnsvm.interfaces.analysis import run_report
 
     out, _ = consoles()
     if json_file:
         check_output(json_file)
     ds = load_dataset(data)
+    from attnsvm.interfaces.analysis import run_report           # (after the data: a bad file fails fast)
     p0 = _vector(init, ds.d) if init is not None else np.zeros(ds.d)
     _check_smoothness(ds, loss, need_step=rule == "gd" and lr is None)
     with np.errstate(all="ignore"):
@@ -185,9 +185,9 @@ def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset J
     if not out_file.resolve().parent.is_dir():
         raise UserError(f"{out_file}: directory {out_file.parent} does not exist")
     if target.endswith(".json"):
-        from attnsvm.interfaces.plotting.dataset import plot_dataset
-
         ds = load_dataset(target)
+        from attnsvm.interfaces.plotting.dataset import plot_dataset        # (after the data: a bad file fails fast)
+
         _check_smoothness(ds, "logistic")
         info = plot_dataset(ds, out_file, seed=seed)
     else:

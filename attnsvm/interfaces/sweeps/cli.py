@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -21,10 +20,11 @@ from rich.progress import (
 from rich.table import Table
 
 from attnsvm.errors import UserError
+from attnsvm.interfaces.cli.app import consoles
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Reproduce the papers' experiments as batched, resumable sweeps.")
-console = Console()
+console, _ = consoles()           # not a terminal: tables as wide as their content
 
 WorkersOpt = typer.Option(None, "--workers", help="worker processes (default: CPU count); 1 = in-process")
 ExecutorOpt = typer.Option("local", "--executor", help="local, dask (a local Dask cluster) or tcp://HOST:PORT "
