@@ -210,7 +210,7 @@ def test_tfsvm_local_tiny_both_normalizations(tmp_path):
 
     finals = {}
     for how in ("per-factor", "joint"):
-        s = L.Settings(n=3, T=3, d=3, runs=6, steps=400, lr=0.3, shard_size=3, kq_normalization=how)
+        s = L.Settings(n=3, T=3, d=3, runs=6, steps=400, lr=0.3, shard_size=3, kq_normalization=how, attention="self")
         summary, _ = L.sweep(s, tmp_path / how, InlineExecutor())
         f = summary["final"]
         assert summary["saturated"] == {"W": 6, "KQ": 6} and summary["checks"][0]["verdict"] == "SUPPORTED"
@@ -450,7 +450,7 @@ def test_tfsvm_rank_checks_count_only_informative_instances():
 
     s = R.Settings(ns=(3,), Ts=(3,), dims=(1, 2, 3), trials=2)
     rec = lambda d, t, fro, nuc, **kw: {"n": 3, "T": 3, "d": d, "trial": t, "status": "optimal", "rank_fro": fro,
-                                        "rank_nuc": nuc, **kw}
+                                        "rank_nuc": nuc, "certified": True, "nuc_clear": True, **kw}
     recs = [rec(d, t, min(d, 3), min(d, 3)) for d in (1, 2, 3) for t in range(2)]
     checks = R.summarize(s, recs)["checks"]
     assert checks[0]["verdict"] == "INCONCLUSIVE" and "no feasible instance with d > n" in checks[0]["evidence"]

@@ -45,3 +45,18 @@ class MLPHead:
     @classmethod
     def random(cls, d: int, width: int, rng: np.random.Generator) -> "MLPHead":
         return cls(rng.normal(size=(width, d)) / np.sqrt(d), rng.normal(size=width), rng.normal(size=width) / np.sqrt(width))
+
+
+@dataclass(frozen=True)
+class ReLUHead:
+    """h(x) = 1^T ReLU(V^T x): a value matrix, a ReLU and a sum (the multi-token notebook of
+    Transformers as SVMs). V (d, d), or (B, d, d) for one head per instance of a batch."""
+
+    V: np.ndarray
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(x @ torch.as_tensor(self.V, dtype=x.dtype, device=x.device)).sum(-1)
+
+    def grad(self, x: torch.Tensor) -> torch.Tensor:
+        V = torch.as_tensor(self.V, dtype=x.dtype, device=x.device)
+        return (x @ V > 0).to(x.dtype) @ V.transpose(-1, -2)

@@ -4,6 +4,7 @@
 - `NaiveProblem`: the risk's gradient as float64 autograd through the softmax computes it,
   d L/d a_it = loss'_i s_it (gamma_it - sum_u s_iu gamma_iu) / n (no log domain: once the
   softmax saturates, gamma_opt - f is rounding noise and tiny gradients underflow);
+- `AutogradHeadProblem`: the same for a nonlinear head (`cross.HeadProblem`), by torch's autograd;
 - `Ridge`: the loss plus eps ||theta||^2 (their (K, Q) runs add eps (||K||_F^2 + ||Q||_F^2),
   eps = float64 machine epsilon), combined with the pulled-back gradient in the log domain;
 - `EpsNormalizedGD`: per parameter tensor, theta_k <- theta_k - eta g_k / (||g_k|| + eps).
@@ -59,6 +60,39 @@ class NaiveProblem:
         is_ref = torch.nn.functional.one_hot(ref, a.shape[-1]).bool()
         log_unsat = torch.logsumexp(a.masked_fill(is_ref, float("-inf")), -1) - torch.logsumexp(a, -1)
         return Grad(self.loss.value(f).mean(-1), direction, norm.log(), ref, log_unsat)
+
+
+@dataclass(frozen=True)
+class AutogradHeadProblem:
+    """A `cross.HeadProblem` (W-parameterised cross-attention, any head) with the gradient of
+    float64 autograd through its softmax and head, as `loss.backward()` computes it in the
+    authors' notebooks; the `dynamics.Problem` interface. log_unsat is a statistic, measured in
+    the log domain."""
+
+    problem: object
+
+    @property
+    def K(self) -> torch.Tensor:
+        return self.problem.X
+
+    @property
+    def batch(self) -> int:
+        return self.problem.batch
+
+    def grad(self, p: torch.Tensor) -> Grad:
+        pr = self.problem
+        with torch.enable_grad():
+            p = p.detach().requires_grad_(True)
+            a = pr.logits(p)
+            out = pr.head(torch.einsum("bnt,bntd->bnd", torch.softmax(a, -1), pr.X))
+            value = pr.loss.value(pr.Y * out).mean(-1)
+            G, = torch.autograd.grad(value.sum(), p)
+        a = a.detach()
+        norm = G.norm(dim=-1)
+        top, ref = a.max(-1)
+        is_ref = torch.nn.functional.one_hot(ref, a.shape[-1]).bool()
+        log_unsat = torch.logsumexp(a.masked_fill(is_ref, float("-inf")), -1) - torch.logsumexp(a, -1)
+        return Grad(value.detach(), G / torch.where(norm > 0, norm, math.inf)[:, None], norm.log(), ref, log_unsat)
 
 
 @dataclass(frozen=True)

@@ -228,38 +228,56 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
     console.print(f"wrote {out / 'fig9.json'}, {out / 'fig9_runs.json'}, {out / 'fig9.png'} in {secs:.1f} s")
 
 
+def choice(value: str, options, name: str) -> str:
+    """`value` if it is one of `options`, else a one-line UserError naming them."""
+    if value not in options:
+        raise UserError(f"--{name} must be one of {', '.join(options)}, got {value!r}")
+    return value
+
+
 @app.command("tfsvm-rank")
 def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs"),
                T: str = typer.Option("5,10,15", "--T", help="tokens per input"),
-               d: str = typer.Option("1:20", "--d", help="dimensions"),
-               trials: int = typer.Option(5, "--trials", help="random instances per (n, T, d)"),
+               d: str = typer.Option("1,2,3,4,5,10,15,20", "--d", help="dimensions"),
+               trials: int = typer.Option(100, "--trials", help="random instances per (n, T, d)"),
+               grid: str = typer.Option("cross", "--grid", help="cross (every n at the smallest T, every T at the "
+                                                                "smallest n: the notebook's loop) | product"),
+               attention: str = typer.Option("cross", "--attention",
+                                             help="cross (the notebook's data: random unit queries) | self (z_i = x_i1)"),
+               conventions: str = typer.Option("default", "--conventions",
+                                               help="default (certified W_mm ranks, infeasible apart) | authors (their "
+                                                    "cvxpy solves, matrix_rank(tol=1e-7), infeasible = rank 1)"),
                nuclear: bool = typer.Option(True, "--nuclear/--no-nuclear", help="also solve W*_mm (cvxpy, slow)"),
-               rank_tol: float = typer.Option(1e-5, "--rank-tol", help="rank = #singular values > tol * sigma_1"),
+               rank_tol: float = typer.Option(1e-6, "--rank-tol", help="ranks not certified exactly (W*_mm): "
+                                                                      "#singular values > tol * sigma_1"),
                seed: int = SeedOpt,
                out: Path = typer.Option(Path("tfsvm-rank-out"), "--out", help="output directory (reruns resume here)"),
                workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
-    """Transformers as SVMs: rank of W_mm (Frobenius) and W*_mm (nuclear) vs d."""
+    """Transformers as SVMs (svm_rank.ipynb): rank of W_mm (Frobenius) and W*_mm (nuclear) vs d."""
     from attnsvm.interfaces.sweeps import tfsvm_rank as R
 
     positive(trials, "trials")
     positive(rank_tol, "rank-tol")
     at_most(rank_tol, RANK_TOL_MAX, "rank-tol", "relative to sigma_1; a looser one hides rank")
     s = R.Settings(ns=int_list(n, "n"), Ts=int_list(T, "T"), dims=int_list(d, "d"), trials=trials, nuclear=nuclear,
-                   rank_tol=rank_tol, seed=seed)
+                   rank_tol=rank_tol, seed=seed, grid=choice(grid, ("cross", "product"), "grid"),
+                   attention=choice(attention, ("cross", "self"), "attention"),
+                   conventions=choice(conventions, ("default", "authors"), "conventions"))
     if min(s.Ts) < 2:
         raise UserError("--T: need at least 2 tokens per input")
     check_size("n x T x d + d^2 of the largest instance", max(s.ns) * max(s.Ts) * max(s.dims) + max(s.dims) ** 2)
     (summary, _), secs = execute(R.sweep, s, out, workers, "tfsvm-rank", executor)
-    t = Table(title=f"mean rank of W_mm / W*_mm (feasible of {trials}); columns d")
+    authors = conventions == "authors"
+    t = Table(title=f"mean rank of W_mm / W*_mm over {'every instance (infeasible = 1)' if authors else 'the feasible'}"
+                    f" of {trials}, [feasible]; columns d")
     t.add_column("n, T")
     for dd in s.dims:
         t.add_column(str(dd), justify="right")
-    for nn in s.ns:
-        for TT in s.Ts:
-            rows = [r for r in summary["table"] if (r["n"], r["T"]) == (nn, TT)]
-            cell = lambda r: "-" if r["mean_rank_fro"] is None else (
-                f"{r['mean_rank_fro']:.1f}/{'-' if r['mean_rank_nuc'] is None else format(r['mean_rank_nuc'], '.1f')}")
-            t.add_row(f"{nn}, {TT}", *[cell(r) for r in rows])
+    fro, nuc = ("published_rank_fro", "published_rank_nuc") if authors else ("mean_rank_fro", "mean_rank_nuc")
+    fmt = lambda x: "-" if x is None else f"{x:.1f}"
+    for nn, TT in s.pairs():
+        rows = [r for r in summary["table"] if (r["n"], r["T"]) == (nn, TT)]
+        t.add_row(f"{nn}, {TT}", *[f"{fmt(r[fro])}/{fmt(r[nuc])} [{r['feasible']}]" for r in rows])
     console.print(t)
     print_checks(summary["checks"])
     console.print(f"wrote {out / 'tfsvm_rank.json'}, {out / 'tfsvm_rank.png'} in {secs:.1f} s")
@@ -274,12 +292,15 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 init_scale: float = typer.Option(0.01, "--init-scale", help="entries of W0, K0, Q0 ~ N(0, scale^2)"),
                 sat_tol: float = typer.Option(1e-6, "--sat-tol"),
                 shard_size: int = typer.Option(25, "--shard-size", help="runs per shard"),
+                attention: str = typer.Option("cross", "--attention",
+                                              help="cross (the notebook's data: random unit queries) | self (z_i = x_i1)"),
                 kq_normalization: str = typer.Option("per-factor", "--kq-normalization",
                                                      help="per-factor (grad_K, grad_Q separately, as the authors) | joint"),
                 conventions: str = typer.Option("default", "--conventions",
                                                 help="default | authors (docs/reproducing.md: torch Linear init "
                                                      "U(+-1/sqrt(d)), g/(||g||+eps) per tensor, the eps (||K||^2+||Q||^2) "
-                                                     "ridge, float64 autograd gradient; sets --kq-normalization per-factor)"),
+                                                     "ridge, float64 autograd gradient, their cvxpy SVM solves; sets "
+                                                     "--kq-normalization per-factor)"),
                 seed: int = SeedOpt,
                 out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
@@ -303,7 +324,8 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
     if conventions not in L.CONVENTIONS:
         raise UserError(f"--conventions must be one of {', '.join(L.CONVENTIONS)}, got {conventions!r}")
     s = L.preset(conventions, n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale,
-                 sat_tol=sat_tol, seed=seed, shard_size=shard_size, kq_normalization=kq_normalization)
+                 sat_tol=sat_tol, seed=seed, shard_size=shard_size, kq_normalization=kq_normalization,
+                 attention=choice(attention, ("cross", "self"), "attention"))
     (summary, _), secs = execute(L.sweep, s, out, workers, "tfsvm-local", executor)
     t = Table(title=f"final mean correlation over saturated runs (W: {summary['saturated']['W']}, "
                     f"KQ: {summary['saturated']['KQ']} of {runs})")
@@ -510,3 +532,86 @@ def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
     console.print(t)
     console.print("quantiles of the gap: " + ", ".join(f"{q}: {v:.4f}" for q, v in summary["quantiles"].items()))
     _finish_figure("fig10", summary, out, json_file, secs)
+
+
+@app.command("tfsvm-multitoken")
+def tfsvm_multitoken(n: int = typer.Option(3, "--n"), T: int = typer.Option(4, "--T"),
+                     d: str = typer.Option("4,6,8,10", "--d", help="dimensions"),
+                     trials: int = typer.Option(500, "--trials", help="seeds drawn per d (the kept runs are reported)"),
+                     steps: int = typer.Option(2001, "--steps", help="normalized-GD steps"),
+                     lr: float = typer.Option(0.1, "--lr"),
+                     every: int = typer.Option(100, "--every", help="record W every this many steps"),
+                     init_scale: float = typer.Option(0.01, "--init-scale", help="W0 ~ N(0, scale^2) (default conventions)"),
+                     conventions: str = typer.Option("default", "--conventions",
+                                                     help="default | authors (torch Linear init, g/(||g||+eps), float64 "
+                                                          "autograd gradient, their cvxpy generalized SVM)"),
+                     shard_size: int = typer.Option(125, "--shard-size", help="seeds per shard (one batched run)"),
+                     seed: int = typer.Option(1, "--seed", min=0, help="generator seed of the first draw (the notebook's 1)"),
+                     out: Path = typer.Option(Path("tfsvm-multitoken-out"), "--out",
+                                              help="output directory (reruns resume here)"),
+                     json_file: Optional[Path] = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Transformers as SVMs (multi_token_converge.ipynb): ReLU head, 1 - corr with the generalized SVM vs iterations."""
+    from attnsvm.interfaces.sweeps import tfsvm_multitoken as M
+
+    for name, v in (("n", n), ("T", T), ("trials", trials), ("steps", steps), ("lr", lr), ("every", every),
+                    ("shard-size", shard_size)):
+        positive(v, name)
+    if T < 2:
+        raise UserError(f"--T must be at least 2, got {T}")
+    step_size(lr, "lr")
+    positive(init_scale, "init-scale", strict=False)
+    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
+    if every > steps:
+        raise UserError(f"need --every <= --steps, got --every {every}, --steps {steps}")
+    dims = int_list(d, "d")
+    check_size("--shard-size x (n x T x d + 2 d^2)", min(shard_size, trials) * (n * T * max(dims) + 2 * max(dims) ** 2))
+    json_file = _json_target(json_file)
+    s = M.preset(choice(conventions, tuple(M.CONVENTIONS), "conventions"), n=n, T=T, dims=dims, trials=trials,
+                 steps=steps, lr=lr, every=every, init_scale=init_scale, seed=seed, shard_size=shard_size)
+    (summary, _), secs = execute(M.sweep, s, out, workers, "tfsvm-multitoken", executor)
+    t = Table(title=f"multi-token convergence: {s.describe()}")
+    for col in ("d", "kept", "discarded", "finite", "infeasible", "no -1 label", "multi-token",
+                "1-corr W^SVMeq", "1-corr W^mm", "1-corr W^1tok"):
+        t.add_column(col, justify="right")
+    fmt = lambda c: "-" if c is None or c[-1] is None else f"{c[-1]:.2e}"
+    for r in summary["table"]:
+        t.add_row(str(r["d"]), *(str(r[k]) for k in ("kept", "discarded", "finite", "infeasible", "no-negative-label",
+                                                     "multi_token")),
+                  fmt(r["1-corr_svmeq"]), fmt(r["1-corr_mm"]), fmt(r["1-corr_single"]))
+    console.print(t)
+    _finish_figure("tfsvm_multitoken", summary, out, json_file, secs)
+
+
+@app.command("tfsvm-paths")
+def tfsvm_paths(steps: int = typer.Option(2000, "--steps", help="normalized-GD steps"),
+                lr: float = typer.Option(0.1, "--lr"),
+                starts: int = typer.Option(8, "--starts", help="random K0 draws per picture (Q0 = 0)"),
+                conventions: str = typer.Option("default", "--conventions",
+                                                help="default | authors (g/(||g||+eps) per tensor, the eps ridge, "
+                                                     "float64 autograd gradient, their cvxpy SVM solves)"),
+                seed: int = SeedOpt,
+                out: Path = typer.Option(Path("tfsvm-paths-out"), "--out", help="output directory (reruns resume here)"),
+                json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Transformers as SVMs (visualization notebooks): GD paths of W and (K, Q) beside W_mm and W*_mm."""
+    from attnsvm.interfaces.sweeps import tfsvm_paths as P
+
+    for name, v in (("steps", steps), ("lr", lr), ("starts", starts)):
+        positive(v, name)
+    if steps < 2:
+        raise UserError(f"--steps must be at least 2, got {steps}")
+    step_size(lr, "lr")
+    json_file = _json_target(json_file)
+    s = P.preset(choice(conventions, tuple(P.CONVENTIONS), "conventions"), steps=steps, lr=lr, starts=starts, seed=seed)
+    (summary, _), secs = execute(P.sweep, s, out, workers, "tfsvm-paths", executor)
+    t = Table(title=f"GD paths: {s.describe()}")
+    for col in ("picture", "best_ids", "corr(W_mm, W*_mm)", "corr(W_H, W_mm)", "corr(W_H, W*_mm)",
+                "min corr(KQ_H, W*_mm)", "max corr(KQ_H, W_mm)"):
+        t.add_column(col, justify="right")
+    fmt = lambda x: "-" if x is None else f"{x:.5f}"
+    for r in summary["pictures"]:
+        f = r["final"]
+        t.add_row(r["picture"], str(r["best"]), fmt(r["corr(W_mm, W*_mm)"]), fmt(f["W~W_mm"]), fmt(f["W~W*_mm"]),
+                  fmt(None if f["KQ~W*_mm"] is None else min(f["KQ~W*_mm"])),
+                  fmt(None if f["KQ~W_mm"] is None else max(f["KQ~W_mm"])))
+    console.print(t)
+    _finish_figure("tfsvm_paths", summary, out, json_file, secs)

@@ -1,18 +1,25 @@
-"""Local convergence (Transformers as SVMs, claims (1), (2), (4); the authors'
-local_converge experiment): n=6, T=8, d=10, 100 runs of 2000 normalized-GD steps (lr 0.1,
-logistic loss) on self-attention data (X rows and v uniform on the unit sphere, Y uniform in
-{-1,+1}, z_i = x_i1), trained once in W (`cross.w_problem`, p = vec(W)) and once in (K, Q)
-(`cross.KQ`, m = d) from small random starts. With alpha the tokens selected at the end,
-W is compared with W_mm(alpha) (Frobenius SVM) and K Q^T with W*_mm(alpha) (nuclear SVM).
+"""Local convergence (Transformers as SVMs, docs/statements.md#tfsvm-frobenius and
+#tfsvm-nuclear; the authors' local_converge.ipynb): n=6, T=8, d=10, 100 runs of 2000 normalized-GD steps (lr 0.1,
+logistic loss), trained once in W (`cross.w_problem_from_arrays`, p = vec(W)) and once in (K, Q)
+(`cross.KQ`, m = d) from small random starts, all runs of a shard advancing together through
+`dynamics.run` (the W runs on the fused kernel). With alpha the tokens selected at the end, W is
+compared with W_mm(alpha) (Frobenius SVM) and K Q^T with W*_mm(alpha) (nuclear SVM); the mean
+softmax probability of the selected tokens, mean_i max_t s_it, is recorded beside (the
+notebook's first figure).
+
+Data (`attention`): "cross" is the notebook's generator (`notebooks.rank_data`, seed + run as the
+generator's seed: cross-attention with random unit queries Z, unit tokens, Y the sign of a
+Gaussian draw); "self" is the earlier self-attention variant (X rows and v uniform on the unit
+sphere, Y uniform, z_i = x_i1, numpy stream (seed, run)).
 
 The (K, Q) run normalises grad_K and grad_Q separately as the authors do
-(`kq_normalization="per-factor"`, `dynamics.BlockNormalizedGD`; under the default conventions
-their 2.2e-16 ridge is not added), or the joint gradient of theta = (K, Q) ("joint", `dynamics.NormalizedGD`). Saturation
+(`kq_normalization="per-factor"`), or the joint gradient of theta = (K, Q) ("joint"). Saturation
 as in Figure 9: mean_i (1 - s_{i,alpha_i}) <= sat_tol.
 
 `preset("authors")` runs the authors' conventions (docs/reproducing.md, `dynamics.authors`): W, K, Q
 initialised as torch's linear layer (uniform in +-1/sqrt(d)), g / (||g|| + eps) per tensor, the
-(K, Q) ridge eps (||K||^2 + ||Q||^2) and the float64 autograd gradient, eps = machine epsilon.
+(K, Q) ridge eps (||K||^2 + ||Q||^2), the float64 autograd gradient, eps = machine epsilon, and
+their SVM solves (`notebooks.w_svm_solver`: cvxpy's default solver, SCS for the nuclear norm).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import torch
 from attnsvm import dynamics, svm
 from attnsvm.dynamics import authors, cross
 from attnsvm.files import write_json_atomic
+from attnsvm.interfaces.sweeps import notebooks
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.svm import geometry
 from attnsvm.interfaces.sweeps.figures import vanishing
@@ -50,6 +58,8 @@ class Settings:
     ridge: float = 0.0                # (K, Q) runs: + ridge (||K||^2 + ||Q||^2)
     norm_eps: float = 0.0             # g / (||g|| + norm_eps) instead of g / ||g||
     gradient: str = "log-domain"      # log-domain (cancellation-free) | naive (float64 autograd)
+    attention: str = "cross"          # cross: the notebook's data | self: z_i = x_i1
+    solver: str = "library"           # library: quadprog / Clarabel | authors: their cvxpy procedure
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -62,7 +72,7 @@ class Settings:
 
 CONVENTIONS = {"default": {},
                "authors": {"init": "uniform", "ridge": authors.EPS, "norm_eps": authors.EPS, "gradient": "naive",
-                           "kq_normalization": "per-factor"}}
+                           "kq_normalization": "per-factor", "solver": "authors"}}
 
 
 def preset(conventions: str, **kw) -> Settings:
@@ -71,18 +81,24 @@ def preset(conventions: str, **kw) -> Settings:
 
 
 def instance(s: Settings, run: int):
+    """Run `run`'s data X, Y, Z (queries), v and starts W0, K0, Q0."""
     rng = np.random.default_rng([s.seed, run])
-    X = rng.standard_normal((s.n, s.T, s.d))
-    X /= np.linalg.norm(X, axis=-1, keepdims=True)
-    v = rng.standard_normal(s.d)
-    v /= np.linalg.norm(v)
-    Y = rng.choice(np.array([-1.0, 1.0]), s.n)
+    if s.attention == "self":
+        X = rng.standard_normal((s.n, s.T, s.d))
+        X /= np.linalg.norm(X, axis=-1, keepdims=True)
+        v = rng.standard_normal(s.d)
+        v /= np.linalg.norm(v)
+        Y = rng.choice(np.array([-1.0, 1.0]), s.n)
+        Z = X[:, 0]
+    else:
+        x = notebooks.rank_data(s.seed + run, s.n, s.T, s.d)
+        X, Y, Z, v = x.X, x.Y, x.Z, x.v
     W0 = s.init_scale * rng.standard_normal(s.d * s.d)
     K0, Q0 = (s.init_scale * rng.standard_normal((s.d, s.d)) for _ in range(2))
     if s.init == "uniform":                   # torch.nn.Linear's default, from a stream of its own
         u = np.random.default_rng([s.seed, run, 1])
-        W0, K0, Q0 = (u.uniform(-1, 1, shape) / np.sqrt(s.d) for shape in (s.d * s.d, (s.d, s.d), (s.d, s.d)))
-    return X, Y, v, W0, K0, Q0
+        W0, K0, Q0 = (notebooks.linear_init(u, s.d, shape) for shape in (s.d * s.d, (s.d, s.d), (s.d, s.d)))
+    return X, Y, Z, v, W0, K0, Q0
 
 
 def _rules(s: Settings, kq: cross.KQ):
@@ -98,6 +114,19 @@ def _rules(s: Settings, kq: cross.KQ):
     return w_rule, kq_rule, authors.Ridge(kq, s.ridge) if s.ridge > 0 else kq
 
 
+def _svm(s: Settings, X, Z, alpha, norm: str) -> tuple[str, np.ndarray | None]:
+    """(status, vec W) of W_mm ('fro') or W*_mm ('nuclear') for the tokens alpha: the library's
+    solvers, or the authors' procedure (no vector where their value is None or their solve raised)."""
+    if s.solver == "authors":
+        try:
+            W, status, _ = notebooks.w_svm_solver(X, Z, alpha, fro=norm == "fro")
+        except Exception as e:                 # (their notebook would stop here)
+            return f"error: {type(e).__name__}", None
+        return status, None if W is None else np.asarray(W).reshape(-1)
+    res = svm.w_svm_arrays(X, Z, alpha, norm=norm)
+    return res.status, res.x if res.ok else None
+
+
 def _corr_rows(P: np.ndarray, q: np.ndarray) -> list[float]:
     """corr(P[r], q) for each recorded row r."""
     return [geometry.corr(row, q) for row in P]
@@ -109,9 +138,9 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     s = Settings(**settings)
     runs = range(shard.params["start"], shard.params["stop"])
     data = [instance(s, r) for r in runs]
-    X, Y, v, W0, K0, Q0 = (np.stack(a) for a in zip(*data))
+    X, Y, Z, v, W0, K0, Q0 = (np.stack(a) for a in zip(*data))
     gamma = Y[..., None] * np.einsum("bntd,bd->bnt", X, v)
-    prob = cross.w_problem_from_arrays(X, X[:, :, 0], gamma, s.loss)          # GPU when present
+    prob = cross.w_problem_from_arrays(X, Z, gamma, s.loss)          # GPU when present
     if s.gradient == "naive":
         prob = authors.NaiveProblem.of(prob)
     kq = cross.KQ(s.d, s.d)
@@ -123,8 +152,7 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     def svms(b, alpha):
         key = (b, tuple(alpha))
         if key not in cache:
-            Xb = X[b]
-            cache[key] = (svm.w_svm_arrays(Xb, Xb[:, 0], alpha), svm.w_svm_arrays(Xb, Xb[:, 0], alpha, norm="nuclear"))
+            cache[key] = tuple(_svm(s, X[b], Z[b], alpha, norm) for norm in ("fro", "nuclear"))
         return cache[key]
 
     recs = []
@@ -133,14 +161,15 @@ def run_shard(settings: dict, shard: Shard) -> dict:
         for name, tr in trajs.items():
             alpha = tr.selected[b].tolist()
             unsat = float(np.mean(np.exp(tr.log_unsat[-1, b].cpu().numpy())))
-            fro, nuc = svms(b, alpha)
+            (fro_status, fro), (nuc_status, nuc) = svms(b, alpha)
             P = tr.p[:, b].cpu().numpy()
             out = {"alpha": alpha, "unsat": unsat, "saturated": unsat <= s.sat_tol, "status": tr.status[b],
-                   "fro_status": fro.status, "nuc_status": nuc.status}
-            if fro.ok:
-                out["corr_fro"] = _corr_rows(P, fro.x)
-            if nuc.ok:
-                out["corr_nuc"] = _corr_rows(P, nuc.x)
+                   "fro_status": fro_status, "nuc_status": nuc_status,
+                   "softmax": (1 - np.exp(tr.log_unsat[:, b].cpu().numpy()).mean(-1)).tolist()}
+            if fro is not None:
+                out["corr_fro"] = _corr_rows(P, fro)
+            if nuc is not None:
+                out["corr_nuc"] = _corr_rows(P, nuc)
             rec[name] = out
         recs.append(rec)
     return {"steps": trajs["W"].steps, "records": recs}
@@ -183,16 +212,17 @@ def _check(claim, curve, count, steps, s: Settings, other=None):
 
 
 def _where(s: Settings) -> str:
-    return (f"; {s.runs} runs, n={s.n}, T={s.T}, d={s.d}, {s.steps} NGD steps lr {s.lr}, "
+    return (f"; {s.runs} runs, n={s.n}, T={s.T}, d={s.d}, {s.attention}-attention data, {s.steps} NGD steps lr {s.lr}"
+            f"{' on g/(||g||+eps)' if s.norm_eps else ''}, {s.solver} SVM solves, "
             f"finite-horizon proxy (corr >= 0.99 throughout [H/2, H] supports), seed {s.seed}")
 
 
 def summarize(s: Settings, steps: list[int], records: list[dict]) -> dict:
     w_fro, w_nuc = _mean_curve(records, "W", "corr_fro"), _mean_curve(records, "W", "corr_nuc")
     k_fro, k_nuc = _mean_curve(records, "KQ", "corr_fro"), _mean_curve(records, "KQ", "corr_nuc")
-    curves = {f"{name}:{key}": [float(np.mean([r[name][key][k] for r in records if key in r[name]]))
-                                for k in range(len(steps))]
-              for name in ("W", "KQ") for key in ("corr_fro", "corr_nuc")}
+    mean = lambda xs: float(np.mean(xs)) if xs else None
+    curves = {f"{name}:{key}": [mean([r[name][key][k] for r in records if key in r[name]]) for k in range(len(steps))]
+              for name in ("W", "KQ") for key in ("corr_fro", "corr_nuc", "softmax")}
     checks = [_check("W-parameterised GD converges in direction to W_mm (Frobenius)", *w_fro, steps, s, other=w_nuc),
               _check("(K,Q)-parameterised GD converges in direction to W*_mm (nuclear)", *k_nuc, steps, s, other=k_fro)]
     final = lambda m: None if m[0] is None else float(m[0][-1])
@@ -212,17 +242,24 @@ def plot(summary: dict, path: Path) -> None:
     from attnsvm.interfaces.plotting.common import save_png
 
     steps = np.array(summary["steps"][1:])
-    fig, ax = plt.subplots(figsize=(6, 4))
+    curve = lambda key: np.array([np.nan if x is None else x for x in summary["mean_curves"][key][1:]])
+    fig, (ax0, ax) = plt.subplots(1, 2, figsize=(11, 4))
+    for name, color, lab in (("W", "tab:blue", "W"), ("KQ", "tab:red", "(K, Q)")):
+        ax0.semilogx(steps, curve(f"{name}:softmax"), color=color, label=lab)
+    ax0.set_xlabel("normalized-GD step")
+    ax0.set_ylabel("mean softmax probability of the selected tokens")
+    ax0.legend(fontsize=8)
     for key, color, style, lab in (("W:corr_fro", "tab:blue", "-", "W vs W_mm"),
                                    ("W:corr_nuc", "tab:blue", ":", "W vs W*_mm"),
                                    ("KQ:corr_nuc", "tab:red", "-", "KQ^T vs W*_mm"),
                                    ("KQ:corr_fro", "tab:red", ":", "KQ^T vs W_mm")):
-        ax.semilogx(steps, 1 - np.array(summary["mean_curves"][key][1:]), style, color=color, label=lab)
+        ax.semilogx(steps, 1 - curve(key), style, color=color, label=lab)
     ax.set_yscale("log")
     ax.set_xlabel("normalized-GD step")
     ax.set_ylabel("1 - mean correlation")
     s = summary["settings"]
-    ax.set_title(f"local convergence: n={s['n']}, T={s['T']}, d={s['d']}, {s['runs']} runs")
+    fig.suptitle(f"local convergence: n={s['n']}, T={s['T']}, d={s['d']}, {s['runs']} runs, "
+                 f"{s['attention']}-attention data, {'authors' if s['solver'] == 'authors' else 'default'} conventions")
     ax.legend(fontsize=8)
     fig.tight_layout()
     save_png(fig, path, dpi=110)
