@@ -10,7 +10,8 @@ duals), fails on an exact non-convexity witness (two feasible points whose midpo
 constraint), undecided otherwise. Instances: keyed datasets (Figure-1 construction) with integer
 keys in [-2, 2]^2 and scores in [-1, 1], sets = the top-score tokens."""
 
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims import Claim, Instance, Outcome, batched
+from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_dataset
 from attnsvm.svm import generalized
@@ -20,7 +21,7 @@ def sets_of(inst):
     return tuple(tuple(O) for O in inst.params["sets"])
 
 
-def feasible_set_convex(inst, budget) -> Outcome:
+def convex_one(inst) -> Outcome:
     sol = generalized.att_svm_prime(inst.dataset, sets_of(inst))
     detail = sol.to_json()
     if not sol.certified:
@@ -30,6 +31,11 @@ def feasible_set_convex(inst, budget) -> Outcome:
     if sol.convexity.startswith("convex"):
         return Outcome(True, certified=True, detail=detail)
     return Outcome(None, detail=detail, reason=sol.evidence.get("reason", sol.convexity))
+
+
+@batched
+def feasible_set_convex(insts, budget) -> list[Outcome]:
+    return [convex_one(inst) for inst in insts]
 
 
 def _instances(dropped):
@@ -44,15 +50,10 @@ def _instances(dropped):
                  params={"sets": Space(lambda c: None, "optimal sets O_i (lists of token indices)")})
 
 
-def non_singleton(inst) -> bool:
-    sets = sets_of(inst)
-    return any(len(O) >= 2 for O in sets) and all(len(O) < inst.dataset.T for O in sets)
-
-
 claim = Claim(
     name="example-attsvm-prime-nonconvex",
     statement="some O_i has two or more tokens (and none is all of [T]) => the feasible set of (ATT-SVM') is convex",
-    hypotheses=(Hypothesis("non_singleton_set", "some O_i has >= 2 tokens, every O_i leaves a token out", non_singleton),),
+    hypotheses=hyp.of("example-attsvm-prime-nonconvex"),
     conclusion=feasible_set_convex,
     instances=_instances,
     expected=("REFUTED",),

@@ -6,10 +6,10 @@ s_{i,alpha_i}(p(r, R)) -> 1, then for all large R it lies in the quadrant (77)
 
 The proof is pointwise: once s_{i,alpha_i}(p) > 1/2, a token t with a logit >= alpha_i's would
 have s_t >= s_{i,alpha_i}, so s_{i,alpha_i} <= 1/2. The check tests that pointwise step at every
-point p meeting its premise: hypothesis `selects_alpha` (min_i s_{i,alpha_i}(p) > 1/2, computed
-with log-softmax, with a float margin of 1e-12), conclusion (77) decided exactly (integer keys
-and p). Margin: min_{i,t} (k_{i,alpha_i} - k_it)^T p / max(1, ||p||_1 max|k|). Instances: integer
-datasets n 1..2, T 2..4, d 1..3, integer p in [-4, 4]^d, alpha one index per input.
+point p meeting its premise: hypothesis `softmax.selects_alpha` (min_i s_{i,alpha_i}(p) > 1/2,
+computed with log-softmax, with a float margin of 1e-12), conclusion (77) decided exactly (integer
+keys and p). Margin: min_{i,t} (k_{i,alpha_i} - k_it)^T p / max(1, ||p||_1 max|k|). Instances:
+integer datasets n 1..2, T 2..4, d 1..3, integer p in [-4, 4]^d, alpha one index per input.
 
 The path part (s -> 1 makes s > 1/2 for large R) is the definition of a limit; the path itself is
 Theorem 6's (`checks/theorem6.py`)."""
@@ -17,35 +17,27 @@ Theorem 6's (`checks/theorem6.py`)."""
 import numpy as np
 
 from attnsvm.attention import model
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims import Claim, Instance, Outcome, batched
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.hypotheses.softmax import FLOAT_MARGIN, selected_mass
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import integer_datasets
 
-HALF = 0.5
-FLOAT_MARGIN = 1e-12
 
-
-def selected_mass(inst) -> np.ndarray:
-    ds, P = inst.dataset, inst.params
-    a = model.keys(ds) @ np.asarray(P["p"], dtype=float)
-    logs = a - np.logaddexp.reduce(a, axis=1, keepdims=True)
-    return np.exp(logs[np.arange(ds.n), P["alpha"]])
-
-
-def selects_alpha(inst) -> bool:
-    return bool(selected_mass(inst).min() > HALF + FLOAT_MARGIN)
-
-
-def in_quadrant(inst, budget) -> Outcome:
-    ds, P = inst.dataset, inst.params
-    K = model.exact_keys(ds)
-    p = P["p"]
-    vals = [(sum(((K[i, P["alpha"][i], k] - K[i, t, k]) * p[k] for k in range(ds.d)), 0), i, t)
-            for i in range(ds.n) for t in range(ds.T) if t != P["alpha"][i]]
-    low, i, t = min(vals)
-    scale = max(1.0, float(np.abs(model.keys(ds)).max()) * float(np.abs(p).sum()))
-    detail = {"least_value": str(low), "at": [i, t], "selected_mass": selected_mass(inst).tolist()}
-    return Outcome(low >= 0, certified=True, detail=detail, margin=float(low) / scale)
+@batched
+def in_quadrant(insts, budget) -> list[Outcome]:
+    outs = []
+    for inst in insts:
+        ds, P = inst.dataset, inst.params
+        K = model.exact_keys(ds)
+        p = P["p"]
+        vals = [(sum(((K[i, P["alpha"][i], k] - K[i, t, k]) * p[k] for k in range(ds.d)), 0), i, t)
+                for i in range(ds.n) for t in range(ds.T) if t != P["alpha"][i]]
+        low, i, t = min(vals)
+        scale = max(1.0, float(np.abs(model.keys(ds)).max()) * float(np.abs(p).sum()))
+        detail = {"least_value": str(low), "at": [i, t], "selected_mass": selected_mass(inst).tolist()}
+        outs.append(Outcome(low >= 0, certified=True, detail=detail, margin=float(low) / scale))
+    return outs
 
 
 def _instances(dropped):
@@ -63,11 +55,11 @@ def _instances(dropped):
 
 claim = Claim(
     name="lemma12",
-    evaluations=1200,
+    evaluations=2000,
     statement="min_i s_{i,alpha_i}(p) > 1/2 (eventually true when the path selects alpha) => (k_{i,alpha_i} - k_it)^T p "
               ">= 0 for all i, t != alpha_i (the quadrant (77))",
-    hypotheses=(Hypothesis("selects_alpha", "min_i s_{i,alpha_i}(p) > 1/2 (the path's selection, at a finite radius)",
-                           selects_alpha),),
+    hypotheses=hyp.of("lemma12"),
     conclusion=in_quadrant,
     instances=_instances,
+    tolerances={"selected_mass_float_margin": FLOAT_MARGIN},
 )

@@ -9,17 +9,32 @@ necessity search of `q_neighbor_optimal` exhibits (counterexamples/lemma8.py).
 
 Each instance: an integer dataset, integer directions p and q (unit directions p/||p||, q/||q||),
 a loss of Assumption A; Definition 3 and the margin order are decided exactly
-(`attnsvm.svm.directional`). Proxy: L(R p^) - L(R q^) in mpmath on R_k = 2^k R_1, k < 6 + log2(horizon) (R x logit spread <= 3000),
-R_1 = 4/min(delta, Delta_p, Delta_q, 1) (Delta: gap from the margin to the next row value, per unit
-norm); holds when negative at the last 3 radii, fails when nonnegative there."""
+(`attnsvm.svm.directional`). Proxy: the sign of L(R p^) - L(R q^) on R_k = 2^k R_1, k < G +
+log2(horizon) (R x logit spread <= MAX_EXPONENT), R_1 = 4/min(delta, Delta_p, Delta_q, 1) (Delta: gap
+from the margin to the next row value, per unit norm), in float64's log domain with a rounding bound
+on every term, in mpmath where the bound cannot settle the sign (`claims.rays`); holds when
+negative at the last LAST radii, fails when nonnegative there."""
 
 import math
 
-from attnsvm.claims import Claim, Hypothesis, Outcome
+import numpy as np
+
+from attnsvm.attention.losses import LOSSES
+from attnsvm.claims import Claim, Instance, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims import rays
+from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import integer_datasets
-from attnsvm.svm.directional import direction, mp_risk, unit_margin_order
-from attnsvm.results.checks.lemma9 import G, MAX_EXPONENT, decide, radii_count, ray_instances, risk_gaps
+from attnsvm.svm.directional import direction_of
+
+G = 6
+LAST = 3
+MAX_EXPONENT = 3000.0      # largest R x (logit spread) evaluated
+
+
+def radii_count(horizon: float) -> int:
+    """G radii at horizon 1, one more per doubling of the horizon."""
+    return G + max(0, round(math.log2(horizon)))
 
 
 def _gap(D, norm) -> float:
@@ -27,62 +42,63 @@ def _gap(D, norm) -> float:
     return float(rows[1] - rows[0]) / norm if len(rows) > 1 else 1.0
 
 
-def ray_comparison(inst, budget) -> Outcome:
+def ray_comparison_one(inst, budget) -> Outcome:
     ds, P = inst.dataset, inst.params
     p, q = P["p"], P["q"]
-    np_, nq = math.sqrt(sum(x * x for x in p)), math.sqrt(sum(x * x for x in q))
-    Dp, Dq = direction(ds, p), direction(ds, q)
+    np_, nq = rays.norm(p), rays.norm(q)
+    Dp, Dq = direction_of(ds, p), direction_of(ds, q)
     delta = abs(float(Dp.margin) / np_ - float(Dq.margin) / nq)
     R1 = 4 / min([x for x in (delta, _gap(Dp, np_), _gap(Dq, nq), 1.0) if x > 0])
-    radii = [R1 * 2 ** k for k in range(radii_count(budget.horizon))]
-    # risk_gaps normalises its direction itself: L(R p^) - L(R q^), with q^ = q/||q|| at the same R
-    ref = lambda R, _: mp_risk(ds, [R * x / nq for x in q], P["loss"])
-    gaps = risk_gaps(ds, p, P["loss"], radii, ref)
-    out = decide([(R, g, R / nq) for R, g, _ in gaps], Dq.margin)
+    found = rays.gaps(ds, P["loss"], rays.radii(R1, radii_count(budget.horizon)), p, q, MAX_EXPONENT, nq)
+    out = rays.decide(found, Dq.margin, LAST, MAX_EXPONENT)
     return Outcome(out.holds, reason=out.reason, margin=out.margin,
                    detail={"alpha": list(Dp.alpha), "Gamma_p_unit": float(Dp.margin) / np_, "Gamma_q_unit": float(Dq.margin) / nq,
                            "neighbors_p": [list(t) for t in Dp.neighbors], "neighbors_q": [list(t) for t in Dq.neighbors],
                            **out.detail})
 
 
-def _same(inst) -> bool:
-    Dp, Dq = direction(inst.dataset, inst.params["p"]), direction(inst.dataset, inst.params["q"])
-    return Dp.unique and Dq.unique and Dp.alpha == Dq.alpha
+@batched
+def ray_comparison(insts, budget) -> list[Outcome]:
+    return [ray_comparison_one(inst, budget) for inst in insts]
 
 
-def _p_opt(inst) -> bool:
-    return direction(inst.dataset, inst.params["p"]).neighbor_optimal
+def premise_pairs(datasets: Space, lo: int = -2, hi: int = 2, p_optimal: bool = True) -> Space:
+    """A dataset, a loss of Assumption A and one pair (p, q) of integer directions in [lo, hi]^d
+    meeting the lemma's premises, picked among all such pairs (screened exactly with
+    `rays.table`; the hypotheses then decide each instance again): random pairs meet them
+    about once in 25 draws. `p_optimal` False: p is NOT neighbour-optimal instead (the premise
+    the lemma turns out not to need)."""
+    names = sorted(LOSSES)
 
+    def generate(c) -> Instance:
+        ds = datasets.generate(c)
+        loss = c.sampled_from(names)
+        dirs = rays.candidates(ds.d, lo, hi)
+        tb = rays.table(ds, dirs)
+        ok = ((tb.alpha[:, None] == tb.alpha[None, :]).all(-1) & (tb.unique & (tb.neighbor_optimal == p_optimal))[:, None]
+              & (tb.unique & tb.neighbor_optimal)[None, :] & (tb.margin_order() > 0))
+        pairs = np.argwhere(ok)
+        if not len(pairs):
+            c.reject()
+        a, b = pairs[c.integer(0, len(pairs) - 1, "index")]
+        return Instance(ds, {"q": dirs[b].tolist(), "loss": loss, "p": dirs[a].tolist()})
 
-def _q_opt(inst) -> bool:
-    return direction(inst.dataset, inst.params["q"]).neighbor_optimal
-
-
-def _order(inst) -> bool:
-    return unit_margin_order(inst.dataset, inst.params["p"], inst.params["q"]) > 0
-
-
-def _p_direction(c, ds):
-    p = [c.integer(-2, 2, "entry") for _ in range(ds.d)]
-    if not any(p):
-        c.reject()
-    return {"p": p}
+    return Space(generate, f"{datasets.description}; loss in {names}; (p, q) one of the pairs of integer directions "
+                           f"in [{lo}, {hi}]^d meeting the premises" + ("" if p_optimal else ", p not neighbour-optimal"))
 
 
 claim = Claim(
     name="lemma8",
-    evaluations=170,
+    evaluations=2000,
     statement="unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
               "L(R p) < L(R q) for all large R",
-    hypotheses=(hyp.get("loss.assumption_A"),
-                Hypothesis("same_selection", "p and q select the same tokens, each uniquely (exact)", _same),
-                Hypothesis("margin_order", "Gamma(p)/||p|| > Gamma(q)/||q|| (exact)", _order),
-                Hypothesis("p_neighbor_optimal", "p's directional neighbours score below their selected tokens (exact)", _p_opt),
-                Hypothesis("q_neighbor_optimal", "q's directional neighbours score below their selected tokens (exact)", _q_opt)),
+    hypotheses=hyp.of("lemma8"),
     conclusion=ray_comparison,
-    instances=lambda dropped: ray_instances(integer_datasets(n=(1, 2), T=(2, 3), d=2), extra=_p_direction),
-    proxy=f"mpmath L(R p^) - L(R q^) on R_k = 2^k R_1, k < {G} + log2(horizon), R x spread <= {MAX_EXPONENT}, R_1 = 4/min(delta, Delta_p, Delta_q, 1); holds "
-          f"when negative at the last 3 radii",
+    instances=lambda dropped: premise_pairs(integer_datasets(n=(1, 2), T=(2, 3), d=2)),
+    proxy=f"sign of L(R p^) - L(R q^) on R_k = 2^k R_1, k < {G} + log2(horizon), R x spread <= {MAX_EXPONENT}, R_1 = "
+          f"4/min(delta, Delta_p, Delta_q, 1), in float64's log domain with a rounding bound (mpmath where it cannot "
+          f"settle the sign); holds when negative at the last {LAST} radii",
     horizon=f"{G} radii + log2(horizon)",
     measures=("margin",),
+    tolerances={"radii": G, "last_radii": LAST, "max_exponent": MAX_EXPONENT},
 )

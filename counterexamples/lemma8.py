@@ -1,21 +1,20 @@
 """Lemma 8's hypotheses, each dropped: q not neighbour-optimal (the lemma's second statement: a
 better-scoring neighbour takes q's risk below the baseline and below p's); the margin order
 strictly reversed (q's excess over the baseline then decays faster); two different unique
-selections (p's limit risk L_* is larger). The reversed-order and different-selection searches
+selections (p's limit risk is larger). The reversed-order and different-selection searches
 keep only strict cases (equal margins, e.g. p = q, or a tied selection are left out).
 p's neighbour-optimality has no search: dropping it only helps p (its risk then approaches the
 baseline from below, or from above more slowly than q's); tests pin that the check still holds
 without it."""
 
+from attnsvm.claims import rays
 from attnsvm.claims.registry import Search
 from attnsvm.claims.strategies import integer_datasets
-from attnsvm.svm.directional import direction, unit_margin_order
-from attnsvm.results.checks.lemma8 import _p_direction
-from attnsvm.results.checks.lemma9 import ray_instances
+from attnsvm.svm.directional import direction_of, unit_margin_order
 
 
 def _space():
-    return ray_instances(integer_datasets(n=(1, 2), T=(2, 3), d=2), extra=_p_direction)
+    return rays.directions(integer_datasets(n=(1, 2), T=(2, 3), d=2), losses=True, pair=True)
 
 
 def _reversed(inst) -> bool:
@@ -23,7 +22,7 @@ def _reversed(inst) -> bool:
 
 
 def _different_unique(inst) -> bool:
-    Dp, Dq = direction(inst.dataset, inst.params["p"]), direction(inst.dataset, inst.params["q"])
+    Dp, Dq = direction_of(inst.dataset, inst.params["p"]), direction_of(inst.dataset, inst.params["q"])
     return Dp.unique and Dq.unique and Dp.alpha != Dq.alpha
 
 
@@ -32,5 +31,6 @@ SEARCHES = {
                              note="two different unique selections: p's limit risk is larger"),
     "margin_order": Search(instances=lambda dropped: _space().filter(_reversed),
                            note="Gamma(p) < Gamma(q) strictly, both neighbour-optimal: q wins"),
-    "q_neighbor_optimal": Search(note="q with a better-scoring directional neighbour beats p along rays"),
+    "q_neighbor_optimal": Search(instances=lambda dropped: _space(),
+                                 note="q with a better-scoring directional neighbour beats p along rays"),
 }

@@ -10,9 +10,9 @@ steps for a symbolic T."""
 
 import sympy as sp
 
+from attnsvm.claims.identities import softmax_ratio
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import T, residuals, t, total
-from attnsvm.results.lemmas.theorem1 import softmax_ratio
 
 STATEMENT = ("s_{i,alpha_i}(p(r, R)) -> 1 for every i => there is R_0 with (k_{i,alpha_i} - k_it)^T p(r, R) >= 0 for "
              "all i, t != alpha_i and R >= R_0")

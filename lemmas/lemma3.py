@@ -15,25 +15,15 @@ Every step is checked by sympy for a symbolic number of tokens T.
 
 import sympy as sp
 
+from attnsvm.claims.identities import residual_identity
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import o, on_simplex, residuals, t, total
+from attnsvm.claims.symbolic import residuals, t, total
 
 STATEMENT = ("For a = K q, s = S(K p) (any point of the simplex), scores gamma and a token o: "
              "|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| "
              "<= 2 Gamma A (1 - s_o)^2, Gamma = max |gamma_t - gamma_tau|, A = max_t |a_t|")
 RECONSTRUCTION = ("the lemma's formulas are lost in the text extraction; reconstructed from its proof ((16) and the "
                   "two (1 - s_o) factors) with A = max_t |a_t|, which the paper's A = max_t ||k_t|| ||q|| bounds")
-
-
-def residual_identity(sign: int = -1) -> dict:
-    """Cov_s(a, gamma) - sum_t (a_o - a_t) s_t (gamma_o - gamma_t) = sign x (sum_t (a_o - a_t) s_t)
-    (sum_t (gamma_o - gamma_t) s_t) on the simplex, symbolic T (the t = o terms are 0, so the sums
-    over t != o equal the sums over all t). sign = -1 is the paper's; +1 must fail (a test)."""
-    s, a, g = sp.IndexedBase("s", positive=True), sp.IndexedBase("a", real=True), sp.IndexedBase("gamma", real=True)
-    cov = total(s[t] * a[t] * g[t]) - total(s[t] * a[t]) * total(s[t] * g[t])
-    main = total((a[o] - a[t]) * s[t] * (g[o] - g[t]))
-    prod = total((a[o] - a[t]) * s[t]) * total((g[o] - g[t]) * s[t])
-    return residuals(identity=on_simplex(cov - main - sign * prod, s))
 
 
 def factor_bounds() -> dict:

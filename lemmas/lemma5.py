@@ -12,9 +12,9 @@ of R are supported numerically by checks/lemma5.py.
 
 import sympy as sp
 
+from attnsvm.claims.identities import gradient_under_B
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals, t, total
-from attnsvm.results.lemmas.theorem2 import gradient_under_B
 
 STATEMENT = ("Assumptions A and B, n = 1, p_mm = p_mm(opt): for every pi > 0 there is R_pi such that ||p|| >= R_pi implies "
              "<grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||>")

@@ -20,9 +20,8 @@ arguments of Cases 1 and 2 (37)-(43) and L3's scenarios (44)-(50) are supported 
 
 import sympy as sp
 
+from attnsvm.claims.identities import gradient_covariance, residual_identity, softmax_bound
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.results.lemmas.lemma3 import residual_identity
-from attnsvm.results.lemmas.lemma4 import gradient_covariance
 from attnsvm.claims.symbolic import d, j, o, on_simplex, residuals, t, total
 
 STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): L1 no stationary point in C_{mu,R}(p_mm) for R large; "
@@ -33,22 +32,6 @@ RECONSTRUCTION = ("the lemma's formulas are lost in the text extraction; L2's fo
                   "slack nu, c = l_min delta (1 - eps)/(4n), C = M1 Gamma A_bar ||p_mm||) are our reconstruction from the "
                   "proof; Assumption A is used as -loss' >= l_min > 0 on bounded intervals (see lemma4)")
 CHECK = "checks/lemma7.py"
-
-
-def softmax_bound() -> dict:
-    """(35): s_t = e^{a_t}/Z with Z = e^{a_o} + sum_{u != o} e^{a_u} > e^{a_o}, so s_t <= e^{-(a_o - a_t)}
-    (non-reference tokens relabelled u = 1..T-1; symbolic T)."""
-    T1 = sp.Symbol("T_minus_1", integer=True, positive=True)
-    b = sp.IndexedBase("b", real=True)                      # logits of the non-reference tokens
-    a_o, a_t = sp.symbols("a_o a_t", real=True)
-    rest = sp.Sum(sp.exp(b[t]), (t, 1, T1))
-    Z = sp.exp(a_o) + rest
-    s_t = sp.exp(a_t) / Z
-    # e^{-(a_o - a_t)} - s_t = e^{a_t} (Z - e^{a_o}) / (e^{a_o} Z): a product of positive factors
-    gap = sp.exp(a_t - a_o) - s_t
-    factored = sp.exp(a_t) * rest / (sp.exp(a_o) * Z)
-    return residuals(gap_factored=sp.simplify(gap - factored), rest_positive=bool(rest.is_positive),
-                     factors_positive=bool(factored.is_positive))
 
 
 def cone_distance() -> dict:

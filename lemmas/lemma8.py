@@ -10,11 +10,8 @@ C_p e^{-R delta} < c_q, i.e. R > log(C_p/c_q)/delta. sympy checks the margin shi
 step; the two-sided bound (63)-(64) is supported numerically.
 """
 
-import sympy as sp
-
+from attnsvm.claims.identities import domination_radius, margin_shift
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.results.lemmas.lemma9 import margin_shift
-from attnsvm.claims.symbolic import residuals
 
 STATEMENT = ("unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
              "L(R p) < L(R q) for all large R")
@@ -23,22 +20,15 @@ RECONSTRUCTION = ("the lemma's formulas are lost in the text extraction; the sta
 CHECK = "checks/lemma8.py"
 
 
-def margin_gap_radius() -> dict:
-    """C e^{-R (Gamma + delta)} < c e^{-R Gamma} for R = log(C/c)/delta + x, x > 0: log of the ratio is -x delta."""
-    c, C, D, x, G = sp.symbols("c C delta x Gamma", positive=True)
-    R = sp.log(C / c) / D + x
-    log_ratio = sp.expand(sp.expand_log(sp.log(C * sp.exp(-R * (G + D)) / (c * sp.exp(-R * G))), force=True))
-    return residuals(log_ratio=log_ratio + x * D, below_one=bool((-x * D).is_negative))
-
-
 def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("each margin moves by f_i - gamma_{i,alpha_i} = sum_{t != alpha_i} s_it (gamma_it - gamma_{i,alpha_i}) "
              "(symbolic T)", "symbolic", margin_shift, by=("definition1",)),
         Step("(62)-(64): for neighbour-optimal p, c_p e^{-R Gamma(p)} <= L(R p) - L_* <= C_p e^{-R Gamma(p)} for R large "
              "(the neighbours' worse scores raise the risk at rate e^{-R Gamma}; Assumption A bounds -loss')", "numeric",
-             reference=f"{CHECK} (mpmath risk differences on a radius grid, exact Definition 3); proof: Appendix B.5.1",
+             reference=f"{CHECK} (signs of risk differences on a radius grid, float64 log domain with a rounding "
+                       "bound, mpmath where it cannot settle them; exact Definition 3); proof: Appendix B.5.1",
              by=("definition3", "assumption-A")),
         Step("L(R p) < L(R q) once C_p e^{-R delta} < c_q, i.e. R > log(C_p/c_q)/delta (symbolic)", "symbolic",
-             margin_gap_radius),
+             domination_radius),
     ), RECONSTRUCTION)

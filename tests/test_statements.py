@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims import registry
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -71,7 +72,7 @@ def test_section_agrees_with_the_registry(e):
         return
     listed = item(sec, "Hypotheses")
     names = re.findall(r"(\*\*)?`(\w+)`", listed)
-    assert [n for _, n in names] == list(e.hypotheses)
+    assert [n for _, n in names] == [hyp.short(q) for q in e.hypotheses], "the claim's hypotheses, by short name"
     assert {n for bold, n in names if bold} == set(e.necessity), "bold marks exactly the necessity rows"
     if e.check != ("SUPPORTED",):
         assert f"Expected verdict of the check: {' or '.join(e.check)}." in listed
