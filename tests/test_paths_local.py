@@ -92,6 +92,69 @@ def test_joint_path_on_a_symmetric_instance():
     assert (1 - P.corr(e1, block=0)).abs().max() < 1e-9 and (1 - P.corr(e1, block=1)).abs().max() < 1e-9
 
 
+def _gaussian(count, n, T, d, **kw):
+    from attnsvm.claims.strategies import gaussian_dataset
+
+    return [gaussian_dataset(s, n, T, d, **kw) for s in range(count)]
+
+
+@pytest.mark.parametrize("kind", ["p", "w", "cone", "kq", "joint", "losses"])
+def test_a_path_is_bitwise_the_same_alone_and_in_a_batch(kind):
+    """Each instance is solved as if alone (per-row trials, finished rows leave the batch, rows padded so
+    no row sits in a vector kernel's scalar tail, no BLAS for the small matrix products): its path is
+    bitwise the same in a batch of one and in a batch of five, for every kind of path."""
+    from attnsvm.dynamics import cross
+
+    R = 2.0 ** np.arange(3)
+    rng = np.random.default_rng(0)
+    dss = _gaussian(5, 3, 3, 3, cross_queries=True) if kind in ("w", "cone", "kq") else _gaussian(5, 2, 3, 3)
+    if kind == "joint":
+        X, Y = np.stack([ds.X for ds in dss]), np.stack([ds.Y for ds in dss])
+        vs, ps = rng.normal(size=(3, 3)), rng.normal(size=(3, 3))
+        solve = lambda ks: regpath.joint_path(X[ks], Y[ks], X[ks], [(r, r) for r in R], vs, ps, iters=60)
+    elif kind == "kq":
+        kq, starts = cross.KQ(3, 2), rng.normal(size=(3, 12))
+        solve = lambda ks: regpath.kq_path(cross.w_problem([dss[k] for k in ks]), kq, R, starts, iters=60)
+    elif kind in ("w", "cone"):
+        starts, q = rng.normal(size=(3, 9)), rng.normal(size=(5, 9))
+        cone = lambda ks: dict(cone=(q[ks], 0.05), min_radius=1.0) if kind == "cone" else {}
+        solve = lambda ks: regpath.path(cross.w_problem([dss[k] for k in ks]), R + 1, starts, iters=60, **cone(ks))
+    else:
+        names = ["logistic", "exponential", "correlation", "logistic", "exponential"]
+        starts = rng.normal(size=(3, 3))
+        loss = (lambda ks: [names[k] for k in ks]) if kind == "losses" else (lambda ks: None)
+        solve = lambda ks: regpath.path(dynamics.Problem.from_datasets([dss[k] for k in ks]), R, starts, iters=60,
+                                        loss=loss(ks))
+    together = solve(list(range(5)))
+    for k in range(5):
+        alone = solve([k])
+        assert all(torch.equal(a[:, 0], b[:, k]) for a, b in zip(alone.x, together.x)), k
+        assert [s[0] for s in alone.status] == [s[k] for s in together.status]
+
+
+def test_instances_with_fewer_starts_are_padded_with_no_start_rows():
+    """A NaN start row is no start: the instance's path is the one solved from its own starts."""
+    ds = _gaussian(2, 2, 3, 2)
+    starts = np.random.default_rng(1).normal(size=(2, 3, 2))
+    padded = starts.copy()
+    padded[0, 2] = np.nan
+    P = regpath.path(dynamics.Problem.from_datasets(ds), [1.0, 4.0], padded, iters=60)
+    alone = regpath.path(dynamics.Problem.from_datasets(ds[:1]), [1.0, 4.0], starts[0, :2], iters=60)
+    assert torch.equal(P.p[:, 0], alone.p[:, 0])
+
+
+def test_path_rules():
+    from attnsvm.dynamics import paths
+
+    assert paths.plateau([0.2, 0.2, 0.2], 1e-3, 1e-3) and not paths.plateau([0.2, 0.1, 0.05], 1e-3, 1e-3)
+    assert not paths.plateau([1e-4, 1e-4, 1e-4], 1e-3, 1e-3)
+    assert paths.settles([4e-3, 2e-3, 9e-4], 1e-3, 1e-3, 1e-9) is True
+    assert paths.settles([9e-4, 9e-4, 9e-4], 1e-3, 1e-3, 1e-9) is None          # flat below tol: not a limit
+    assert paths.settles([0.3, 0.3, 0.3], 1e-3, 1e-3, 1e-9) is False
+    assert paths.monotone([1.0, 1.0, 0.5]) and not paths.monotone([0.5, 0.6])
+    assert paths.grid_size(5, get_budget("quick")) == 5 and paths.grid_size(5, get_budget("thorough")) == 7
+
+
 # ---- margin problems with a right-hand side (problem (10)) -------------------------------------
 
 def test_relaxed_problem_on_figure_3b_is_exact():

@@ -31,6 +31,15 @@ def sampled_from(options: Sequence) -> Space:
     return Space(lambda c: c.sampled_from(options), f"one of {options}", values=tuple(options))
 
 
+def one_of(*options) -> Space:
+    """A value of one of several spaces (or fixed values); the choice itself is enumerable."""
+    def generate(c: Chooser):
+        pick = c.sampled_from(range(len(options)))
+        return options[pick].generate(c) if isinstance(options[pick], Space) else options[pick]
+
+    return Space(generate, " | ".join(getattr(o, "description", "") or getattr(o, "name", repr(o)) for o in options))
+
+
 def integers(lo: int, hi: int, role: str = "index") -> Space:
     """An integer in [lo, hi]; role 'index' (enumerated fully), 'size' or 'entry' (see spaces)."""
     return Space(lambda c: c.integer(lo, hi, role), f"integer in [{lo}, {hi}]", range=(lo, hi))
