@@ -1,30 +1,19 @@
 """Lemma 2 / Lemma 11: under one common label sign, strict optimality and v in range(W),
 (ATT-SVM) with alpha = opt is feasible. Each instance's verdict is exact: a verified KKT
-certificate (feasible) or a verified Farkas certificate (infeasible)."""
+certificate (feasible) or a verified Farkas certificate (infeasible). Margin: the SVM's margin
+1/||p_mm|| (small: nearly infeasible), which the targeted search pushes down."""
 
+import numpy as np
 
 from attnsvm.attention import model
-from attnsvm.claims import Claim, Hypothesis, Outcome
+from attnsvm.claims import Claim, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.strategies import instances, integer_datasets
 from attnsvm.svm import att_svm
 from attnsvm.svm.certificates import certify
 
 
-def common_label(inst) -> bool:
-    return len(set(inst.dataset.Y.tolist())) == 1
-
-
-def v_in_range_W(inst) -> bool:
-    """v = W c for some c (exact rank test: rank [W | v] == rank W)."""
-    import sympy as sp
-
-    ds = inst.dataset
-    W = sp.Matrix(ds.exact["W"].tolist())
-    return W.rank() == W.row_join(sp.Matrix(ds.exact["v"].tolist())).rank()
-
-
-def feasible(inst, budget) -> Outcome:
+def feasible_one(inst) -> Outcome:
     ds = inst.dataset
     res = att_svm(ds, model.optimal_tokens(ds))
     cert = certify(res)
@@ -35,25 +24,21 @@ def feasible(inst, budget) -> Outcome:
         return Outcome(None, detail=detail, reason=f"{res.status} but certificate not verified: {cert.reason}")
     if cert.kind == "farkas":
         detail["farkas"] = [str(q) for q in cert.lam]
-    return Outcome(res.ok, certified=True, detail=detail)
+        return Outcome(False, certified=True, detail=detail, margin=0.0)
+    return Outcome(res.ok, certified=True, detail=detail, margin=float(1 / np.linalg.norm(res.x)) if res.ok else None)
 
 
-def _instances(dropped):
-    W = "integer"
-    labels = "any" if "common_label" in dropped else "positive"
-    return instances(integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), labels=labels, W=W))
+@batched
+def feasible(insts, budget) -> list[Outcome]:
+    return [feasible_one(inst) for inst in insts]
 
 
 claim = Claim(
     name="lemma2",
     evaluations=1400,
     statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
-    hypotheses=(
-        Hypothesis("common_label", "all Y_i share one sign", common_label),
-        hyp.get("scores.strict_optimality"),
-        Hypothesis("v_in_range_W", "v in range(W) (Lemma 11; implied by W full rank, Lemma 2)", v_in_range_W),
-    ),
+    hypotheses=hyp.of("lemma2"),
     conclusion=feasible,
-    instances=_instances,
+    instances=lambda dropped: instances(integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), labels="positive", W="integer")),
     proxy="exact: KKT certificate (feasible) or Farkas certificate (infeasible) in rational arithmetic",
 )

@@ -15,7 +15,7 @@ from attnsvm.attention.data import Dataset
 from attnsvm.claims import Instance, get_budget, registry, replay_witness, runner
 from attnsvm.claims.strategies import keyed_dataset, keyed_datasets
 from attnsvm.dynamics import GD, Problem, limits
-from attnsvm.dynamics.smoothness import smoothness_constant
+from attnsvm.dynamics.smoothness import PaddedRisk, smoothness_constant
 from attnsvm.files import read_json
 from attnsvm.svm import geometry
 
@@ -105,22 +105,46 @@ def test_assumption_b_predicate():
 @given(keyed_datasets(n=st.integers(1, 2), T=st.integers(2, 3), dk=st.just(2), scores="any").filter(
     lambda d: float(np.ptp(model.scores(d))) > 0), st.integers(0, 2**16))
 def test_lemma6_lipschitz_search_stays_below_Lp_and_reaches_hessian(ds, seed):
-    from attnsvm.results.checks.lemma6 import lipschitz_search
+    from attnsvm.results.checks.lemma6 import ROUNDS, draws, lipschitz_search
     Lp = smoothness_constant(ds, "logistic")
-    ratio, where = lipschitz_search(ds, "logistic", np.random.default_rng(seed))
+    risk = PaddedRisk([ds], ["logistic"])
+    drawn = draws([Instance(ds, {"seed": seed})], ROUNDS, risk.dim)
+    ratio, where = lipschitz_search(risk, drawn["C"], drawn["U"], drawn["noise"])
+    ratio, where = float(ratio[0]), where[0, :ds.d]
     assert ratio <= Lp
     H = torch.autograd.functional.hessian(lambda p: model.risk(ds, p), model.t(where))
     assert ratio == pytest.approx(float(torch.linalg.matrix_norm(H, 2)), rel=1e-2, abs=1e-9)   # secant vs point Hessian
 
 
+def test_lemma6_padded_risks_match_the_log_domain_gradient():
+    """The batched risks and gradients of instances of different shapes and losses (padded) agree with the library's
+    one-instance log-domain gradient."""
+    rng = np.random.default_rng(0)
+    space = keyed_datasets(n=(1, 3), T=(2, 4), dk=(1, 2), scores="any")
+    datasets = [space.sample(rng, None)[0] for _ in range(12)]
+    losses = ["logistic", "exponential", "correlation"] * 4
+    risk = PaddedRisk(datasets, losses)
+    P = np.zeros((12, 5, risk.dim))
+    for b, ds in enumerate(datasets):
+        P[b, :, :ds.d] = rng.normal(size=(5, ds.d))
+    L, G = risk.value_grad(P)
+    for b, ds in enumerate(datasets):
+        g = Problem.from_datasets([ds] * 5, losses[b]).grad(model.t(P[b, :, :ds.d]))
+        assert np.allclose(G[b, :, :ds.d], g.vector.numpy(), rtol=1e-12, atol=1e-14) and not G[b, :, ds.d:].any()
+        assert np.allclose(L[b], g.value.numpy(), rtol=1e-13)
+
+
 def test_descent_inequality_holds_at_1_over_Lp_and_fails_far_above():
-    from attnsvm.results.checks.lemma6 import descent_violation
+    from attnsvm.results.checks.lemma6 import descent, descent_report
     w = read_json(registry.witness_path(registry.entry("lemma6"), "step_size"))
     ds = Instance.from_json(w["instance"]).dataset
     Lp = smoothness_constant(ds, "logistic")
-    starts = np.random.default_rng(0).normal(size=(4, ds.d))
-    assert descent_violation(ds, "logistic", 1 / Lp, starts, 64)["max_violation"] <= 0
-    assert descent_violation(ds, "logistic", 128 / Lp, starts, 64)["max_violation"] > 0
+    risk = PaddedRisk([ds], ["logistic"])
+    starts = np.zeros((1, 4, risk.dim))
+    starts[0, :, :ds.d] = np.random.default_rng(0).normal(size=(4, ds.d))
+    for factor, fails in ((1, False), (128, True)):
+        L, g2, moved = descent(risk, starts, np.array([factor / Lp]), 64)
+        assert (descent_report(ds, "logistic", L[0], g2[0], moved[0], factor / Lp)["max_violation"] > 0) is fails
 
 
 def test_theorem2_gradient_is_positive_combination_of_margin_vectors():

@@ -101,13 +101,13 @@ NODES: list[Entry] = [
 
 RESULTS: list[Entry] = [
     Entry("lemma1", "Lemma 1: GD on p and on W = p u^T/||u||^2 coincide", A, "lemma",
-          hypotheses=("rank_one_start", "step_scaling"), necessity=("rank_one_start", "step_scaling"), derivation=("PROVED",), uses=(),
+          hypotheses=("lifting.rank_one_start", "lifting.step_scaling"), necessity=("rank_one_start", "step_scaling"), derivation=("PROVED",), uses=(),
           statement="for u != 0 and any differentiable loss and head: GD on p with step eta and GD on W with step "
                     "eta/||u||^2 from W_0 = p_0 u^T/||u||^2 satisfy W_t = p_t u^T/||u||^2 for every t (the "
                     "proof's identity: grad L_W(W) = grad L_p(W u) u^T)",
           source="A, Section 1.1, Lemma 1; proof Appendix A.2"),
     Entry("lemma2", "Lemma 2 / Lemma 11: (ATT-SVM) with alpha = opt is feasible", A, "lemma", uses=("definition1",),
-          hypotheses=("common_label", "strict_optimality", "v_in_range_W"),
+          hypotheses=("data.common_label", "scores.strict_optimality", "data.v_in_range_W"),
           necessity=("common_label", "strict_optimality", "v_in_range_W"), aliases=("lemma11",), derivation=("PROVED",),
           statement="labels of one common sign s, gamma_{i,opt_i} > gamma_it for t != opt_i and v in range(W) (Lemma "
                     "11; a full-rank W is Lemma 2) => (ATT-SVM) with alpha = opt is feasible, witnessed by p "
@@ -116,12 +116,13 @@ RESULTS: list[Entry] = [
           source="A, Section 2.1, Lemma 2; Appendix B.6, Lemma 11"),
     Entry("lemma4", "Lemma 4: p_mm is a descent direction under Assumption B", A, "lemma",
           uses=("assumption-A", "assumption-B", "definition1"),
-          hypotheses=("assumption_A", "strict_optimality", "assumption_B", "gmm_feasible"), necessity=("assumption_B",), derivation=("PROVED",),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.assumption_B", "att_svm.gmm_feasible"),
+          necessity=("assumption_B",), derivation=("PROVED",),
           statement="Assumptions A and B, the GMM p_mm = p_mm(opt) feasible => <grad L(p), p_mm> < 0 for every p: p_mm "
                     "is a global descent direction (Assumption A read as loss' < 0)",
           source="A, Appendix B.1, Lemma 4, eqs. (17)-(22)"),
     Entry("lemma6", "Lemma 6: L_p-smoothness and the descent inequality", A, "lemma", uses=("assumption-A",),
-          hypotheses=("assumption_A", "step_size"), necessity=("step_size",),
+          hypotheses=("loss.assumption_A", "dynamics.step_size"), necessity=("step_size",),
           statement="Assumption A => L is L_p-smooth with L_p = (1/n) sum_i (M0 ||v||^2 ||W||^2 ||X_i||^4 + 3 M1 ||v|| "
                     "||W||^2 ||X_i||^3) (our reconstruction, spectral norms), and GD with eta <= 1/L_p has "
                     "L(p_{t+1}) <= L(p_t) - (eta/2)||grad L(p_t)||^2",
@@ -258,7 +259,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix D, example after (ATT-SVM')"),
     Entry("lemma5", "Lemma 5: gradient correlation condition for n = 1 under Assumption B", A, "lemma",
           uses=("assumption-A", "assumption-B", "definition1", "lemma4"),
-          hypotheses=("assumption_A", "strict_optimality", "assumption_B", "gmm_feasible", "single_input"),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.assumption_B", "att_svm.gmm_feasible",
+                      "data.single_input"),
           necessity=("single_input", "assumption_B"),
           statement="n = 1, Assumptions A and B: for every pi > 0 there is R_pi with <grad L(p), p/||p||> >= (1 + pi) "
                     "<grad L(p), p_mm/||p_mm||> whenever ||p|| >= R_pi (reconstruction)",
