@@ -31,16 +31,15 @@ import math
 
 import numpy as np
 import torch
-from scipy.special import logsumexp
 
 from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Instance, Outcome
+from attnsvm.claims import Claim, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims import points as pts
+from attnsvm.claims.selections import with_alpha
 from attnsvm.claims.strategies import instances, integers, keyed_datasets, sampled_from, seeds
-from attnsvm.dynamics import Problem
 from attnsvm.svm import geometry
-from attnsvm.results.checks.theorem3 import FEASIBLE, LOCALLY_OPTIMAL
 
 RUNGS = 5
 TAIL = 2              # 'for all R >= R_bar': the conditions must hold on the top TAIL rungs
@@ -80,25 +79,33 @@ def log_unselected(ds, alpha, P) -> np.ndarray:
     a = np.einsum("itd,bd->bit", K, P)
     mask = np.zeros(a.shape[1:], dtype=bool)
     mask[np.arange(ds.n), list(alpha)] = True
-    return logsumexp(np.where(mask, -np.inf, a), axis=-1) - logsumexp(a, axis=-1)
+    return np.logaddexp.reduce(np.where(mask, -np.inf, a), axis=-1) - np.logaddexp.reduce(a, axis=-1)
 
 
-def rung_check(ds, loss, sel, k, mu, R, rng, points) -> dict:
-    """(31a)-(31c) at cone points of norms R x BANDS, L3 at the top band: slacks (> 0 holds)."""
+def ladder(ds, sel, k: dict, rng, count: int) -> tuple[np.ndarray, np.ndarray, list[float]]:
+    """The cone points of every rung (R_r = 2^(r+2) ||p_mm||/min(nu, 1)), `count` per band of norms
+    R x BANDS, rung by rung, and a seeded q of the cone (norm ||p_mm||) for each: (P, Qr, radii)."""
+    q, nq = sel.p_mm, k["norm_p_mm"]
+    radii = [2.0 ** (r + 2) * nq / min(k["nu"], 1.0) for r in range(RUNGS)]
+    norms = np.repeat([R * b for R in radii for b in BANDS], count)
+    P = pts.cone(q, k["mu"], norms, rng, len(norms))
+    Qr = pts.cone(q, k["mu"], 1.0, rng, len(norms))
+    return P, Qr * (nq / np.linalg.norm(Qr, axis=1, keepdims=True)), radii
+
+
+def point_slacks(ds, sel, k, P, Qr, direc, log_norm, points) -> tuple[dict, np.ndarray, dict]:
+    """(31a)-(31c) at every cone point P (rung by rung: norms R x BANDS, `points` per band) and L3 at
+    each rung's top band: slacks per point (> 0 holds), which points are trusted, and per-point
+    extras for the report, from the log-domain gradient (unit direction, log-norm) there."""
     q = sel.p_mm
     nq = k["norm_p_mm"]
-    P = np.concatenate([geometry.sample_cone(q, mu, R * b, rng, size=points) for b in BANDS])
-    Qr = geometry.sample_cone(q, mu, 1.0, rng, size=len(P))
-    Qr *= nq / np.linalg.norm(Qr, axis=1, keepdims=True)
-    G = Problem.from_datasets([ds] * len(P), loss).grad(model.t(P))
-    direc, log_norm = G.direction.cpu().numpy(), G.log_norm.cpu().numpy()
     zero = np.isneginf(log_norm)                              # grad L(p) = 0 exactly: a stationary point
     trusted = (np.linalg.norm(direc, axis=1) > 0.5) | zero
     lu = log_unselected(ds, sel.alpha, P)
     lo, hi = lu.min(axis=1), lu.max(axis=1)
     Phat = P / np.linalg.norm(P, axis=1, keepdims=True)
     low, up = [], []
-    for name, Q in (("p_mm", np.broadcast_to(q, P.shape)), ("p_hat", nq * Phat), ("random", Qr)):
+    for Q in (np.broadcast_to(q, P.shape), nq * Phat, Qr):     # q = p_mm, ||p_mm|| p^, a seeded q of the cone
         c_neg = -np.einsum("bd,bd->b", direc, Q)                  # -<grad, Q> / ||grad|| (0 at a stationary point)
         pos = c_neg > 0
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -110,37 +117,43 @@ def rung_check(ds, loss, sel, k, mu, R, rng, points) -> dict:
         norm_slack = np.where(zero, np.inf, (_log(k["M1"] * k["Gamma"] * k["A_bar"]) + hi) - log_norm)
     c_mm = -(direc @ (q / nq))
     c_p = -np.einsum("bd,bd->b", direc, Phat)
-    top = np.arange(len(P)) >= (len(BANDS) - 1) * points
+    top = np.arange(len(P)) % (points * len(BANDS)) >= (len(BANDS) - 1) * points
     rho = np.where(c_mm > 0, c_p / np.where(c_mm > 0, c_mm, 1.0), np.inf)
     l3 = np.where(top, np.where(c_mm > 0, 1 + PI_TOL - rho, (1 + PI_TOL) * c_mm - c_p), np.inf)
     slacks = {"31a_lower": np.min(low, axis=0), "31a_upper": np.min(up, axis=0), "31c": norm_slack, "L3": l3}
+    with np.errstate(invalid="ignore"):
+        c_hat = np.where(trusted & (c_mm > 0), log_norm + np.log(np.where(c_mm > 0, c_mm, 1.0)) + math.log(nq) - lo, np.inf)
+    extras = {"log_c_hat": c_hat, "rho_top": np.where(trusted & top & np.isfinite(rho), rho, -np.inf)}
+    return slacks, trusted, extras
+
+
+def rung_summary(P, slacks: dict, trusted: np.ndarray, extras: dict) -> dict:
+    """One rung's least slacks (trusted points only), its worst point and report figures."""
     out = {name: float(np.min(np.where(trusted, v, np.inf))) for name, v in slacks.items()}
     out["untrusted"] = int((~trusted).sum())
     t_idx = np.flatnonzero(trusted)
     if len(t_idx):
         worst = t_idx[int(np.argmin(np.min([v[t_idx] for v in slacks.values()], axis=0)))]
         out["worst_point"] = P[worst].tolist()
-        ratio = np.where(trusted & (c_mm > 0), log_norm + np.log(np.where(c_mm > 0, c_mm, 1.0)) + math.log(nq) - lo, np.inf)
-        out["log_c_hat"] = float(ratio.min())                        # log of the smallest -<grad, p_mm>/min_i(1 - s_i)
-        out["max_rho_top"] = float(np.max(np.where(trusted & top & np.isfinite(rho), rho, -np.inf)))
+        out["log_c_hat"] = float(extras["log_c_hat"].min())       # log of the smallest -<grad, p_mm>/min_i(1 - s_i)
+        out["max_rho_top"] = float(extras["rho_top"].max())
     out["slack"] = min(v for key, v in out.items() if key in slacks)
     return out
 
 
-def local_gradient_condition(inst, budget) -> Outcome:
-    ds, P = inst.dataset, inst.params
-    sel = geometry.select(ds, P["alpha"])
-    k = constants(ds, sel, P["loss"])
-    rng = np.random.default_rng(P["seed"])
-    points = int(P["points"] * budget.horizon)
+def judge(ds, alpha, sel, k, P, Qr, radii, grad, points) -> Outcome:
+    """The rungs' slacks, then the verdict on the top TAIL rungs."""
+    slacks, trusted, extras = point_slacks(ds, sel, k, P, Qr, grad.direction, grad.log_norm, points)
+    per = points * len(BANDS)
     rungs = []
-    for r in range(RUNGS):
-        R = 2.0 ** (r + 2) * k["norm_p_mm"] / min(k["nu"], 1.0)
-        rung = rung_check(ds, P["loss"], sel, k, k["mu"], R, rng, points)
+    for r, R in enumerate(radii):
+        part = slice(r * per, (r + 1) * per)
+        rung = rung_summary(P[part], {n: v[part] for n, v in slacks.items()}, trusted[part],
+                            {n: v[part] for n, v in extras.items()})
         rung["R_over_norm_p_mm"] = R / k["norm_p_mm"]
         rung["passes"] = bool(math.isfinite(rung["slack"]) and rung["slack"] >= -REL)
         rungs.append(rung)
-    detail = {"alpha": list(P["alpha"]), "constants": k, "rungs": rungs, "log_c_hat": rungs[-1].get("log_c_hat")}
+    detail = {"alpha": list(alpha), "constants": k, "rungs": rungs, "log_c_hat": rungs[-1].get("log_c_hat")}
     tail = rungs[-TAIL:]
     if not any(math.isfinite(r["slack"]) for r in tail):
         return Outcome(None, detail=detail, reason="every cone point's gradient untrusted on the top rungs")
@@ -152,39 +165,29 @@ def local_gradient_condition(inst, budget) -> Outcome:
     return Outcome(None, detail=detail, reason="the top rung passes but the one below fails: R not yet large enough")
 
 
-def with_alpha(locally_opt: bool):
-    """Instance -> the same with alpha = the pick-th feasible selection that is (not) locally optimal
-    (exact certificates); None when there is none (the hypotheses then reject the instance)."""
-    def f(inst: Instance) -> Instance:
-        ds = inst.dataset
-        pool = []
-        for a in geometry.candidate_alphas(ds, 64):
-            s = geometry.select(ds, a)
-            if s.feasible and s.certified and s.locally_optimal == locally_opt:
-                pool.append(list(s.alpha))
-        alpha = pool[inst.params["pick"] % len(pool)] if pool else None
-        return Instance(ds, {**inst.params, "alpha": alpha})
-    return f
-
-
-def _instances(dropped):
-    return instances(keyed_datasets(n=(1, 2), T=(2, 3), dk=2, labels="positive"), loss=sampled_from(sorted(LOSSES)),
-                     seed=seeds(), pick=integers(0, 3), points=8).map(with_alpha("locally_optimal" not in dropped))
+@batched
+def local_gradient_condition(insts, budget) -> list[Outcome]:
+    sels = [geometry.select(inst.dataset, inst.params["alpha"]) for inst in insts]
+    consts = [constants(inst.dataset, sel, inst.params["loss"]) for inst, sel in zip(insts, sels)]
+    counts = [int(inst.params["points"] * budget.horizon) for inst in insts]
+    ladders = [ladder(inst.dataset, sel, k, np.random.default_rng(inst.params["seed"]), m)
+               for inst, sel, k, m in zip(insts, sels, consts, counts)]
+    grads = pts.gradients(insts, [P for P, _, _ in ladders], [inst.params["loss"] for inst in insts])
+    return [judge(inst.dataset, inst.params["alpha"], sel, k, P, Qr, radii, g, m)
+            for inst, sel, k, (P, Qr, radii), g, m in zip(insts, sels, consts, ladders, grads, counts)]
 
 
 claim = Claim(
     name="lemma7",
-    evaluations=155,
+    evaluations=600,
     statement="Assumption A, alpha locally optimal: on C_{mu,R}(p_mm) (R large) no stationary point (L1), "
               "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, 31b), "
               "||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> (L3)",
-    hypotheses=(
-        hyp.get("loss.assumption_A"),
-        FEASIBLE,
-        LOCALLY_OPTIMAL,
-    ),
+    hypotheses=hyp.of("lemma7"),
     conclusion=local_gradient_condition,
-    instances=_instances,
+    instances=lambda dropped: with_alpha(instances(keyed_datasets(n=(1, 2), T=(2, 3), dk=2, labels="positive"),
+                                                   loss=sampled_from(sorted(LOSSES)), seed=seeds(), pick=integers(0, 3),
+                                                   points=8)),
     proxy=f"ladder of {RUNGS} radii R = 2^(k+2) ||p_mm||/min(nu, 1), mu from nu (module docstring); at `points` x horizon "
           f"seeded cone points per band of norms R x {list(BANDS)}, three q each, (31a)-(31c) with the reconstructed "
           f"constants in the log domain, L3 with pi = {PI_TOL} at the top band; holds if the top {TAIL} rungs pass "
@@ -192,4 +195,5 @@ claim = Claim(
     horizon=f"points x horizon per band, {RUNGS} rungs",
     tolerance=f"pi = {PI_TOL} (L3)",
     measures=("log_c_hat",),
+    tolerances={"pi": PI_TOL, "relative_rounding": REL},
 )

@@ -4,9 +4,11 @@ The search draws such alphas (the pick-th non-locally-optimal feasible selection
 exact score gap is negative); on every rung some cone point breaks L2's positive correlation or
 L3's comparison (the better neighbour pulls the gradient away from p_mm)."""
 
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims.registry import Search
+from attnsvm.claims.selections import with_alpha
+from attnsvm.claims.strategies import instances, integers, keyed_datasets, sampled_from, seeds
 from attnsvm.svm import geometry
-from attnsvm.results.checks.lemma7 import _instances
 
 
 def _negative_gap(inst) -> bool:
@@ -14,7 +16,13 @@ def _negative_gap(inst) -> bool:
     return sel is not None and sel.feasible and sel.certified and sel.gap is not None and sel.gap < 0
 
 
+def _space():
+    return with_alpha(instances(keyed_datasets(n=(1, 2), T=(2, 3), dk=2, labels="positive"),
+                                loss=sampled_from(sorted(LOSSES)), seed=seeds(), pick=integers(0, 3), points=8),
+                      locally_optimal=False).filter(_negative_gap)
+
+
 SEARCHES = {
-    "locally_optimal": Search(instances=lambda dropped: _instances(dropped).filter(_negative_gap),
+    "locally_optimal": Search(instances=lambda dropped: _space(),
                               note="a feasible alpha with an SVM-neighbour of strictly higher score"),
 }

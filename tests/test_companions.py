@@ -266,10 +266,10 @@ def test_rank_exact_on_known_matrices(monkeypatch):
     from attnsvm.attention.data import Dataset
     from attnsvm.claims import Instance, get_budget
 
-    eye = [Fraction(int(r == c)) for r in range(3) for c in range(3)]
-    assert R.exact_rank(eye, 3) == 3
-    outer = [Fraction(a * b) for a in (1, 2, 3) for b in (4, 5, 6)]
-    assert R.exact_rank(outer, 3) == 1
+    from attnsvm.svm.directional import exact_rank
+
+    assert exact_rank([[Fraction(int(r == c)) for c in range(3)] for r in range(3)]) == 3
+    assert exact_rank([[Fraction(a * b) for b in (4, 5, 6)] for a in (1, 2, 3)]) == 1
     assert R.numerical_rank(np.diag([1.0, 1e-3, 1e-9])) == 2
 
     inst = Instance(Dataset.from_arrays([[[1, 0], [0, 1], [-1, 0]]], [1], [1, 0]), {"alpha": [0]})

@@ -207,6 +207,6 @@ def test_lemma7_a_lower_rung_passing_is_not_enough():
     inst = Instance.from_json({"dataset": {"name": "keyed", "X": [[[0, -1, 2], [-1, -2, 1], [-2, -2, 1]],
                                                                   [[-2, 2, 0], [1, 2, 0], [0, 1, 2]]],
                                            "Y": [1, 1], "v": [0, 0, 1], "W": [[1, 0, 0], [0, 1, 0], [0, 0, 0]]},
-                               "params": {"loss": "correlation", "seed": 53468, "points": 8, "alpha": [1, 2]}})
+                               "params": {"loss": "correlation", "seed": 2, "points": 8, "alpha": [1, 2]}})
     out = local_gradient_condition(inst, QUICK)
     assert out.holds is False and out.detail["rungs"][0]["passes"] and not out.detail["rungs"][-1]["passes"]

@@ -193,11 +193,11 @@ RESULTS: list[Entry] = [
                     "tokens it selects, not to the Frobenius W_mm where the two differ (reconstruction)",
           source="B, Section 3 (as summarised), claim (2)"),
     Entry("tfsvm-feasibility", "d >= max(T-1, n) makes (Att-SVM) feasible for every alpha", B,
-          hypotheses=("d_ge_T_minus_1", "d_ge_n", "generic"), necessity=("d_ge_T_minus_1", "d_ge_n"),
+          hypotheses=("data.d_ge_T_minus_1", "data.d_ge_n", "data.generic"), necessity=("d_ge_T_minus_1", "d_ge_n"),
           statement="d >= T - 1, d >= n and generic data (exact general position of the tokens and queries) => the "
                     "W-SVM (Att-SVM) is feasible for every alpha",
           source="B, Section 5.2 (as summarised), claim (3)"),
-    Entry("tfsvm-rank", "rank(W_mm) <= n", B, hypotheses=("feasible",), derivation=("PROVED",),
+    Entry("tfsvm-rank", "rank(W_mm) <= n", B, hypotheses=("w_svm.feasible",), derivation=("PROVED",),
           statement="if the W-SVM for alpha is feasible, rank(W_mm(alpha)) <= n (its constraints see W only through "
                     "the W z_i, so W_mm lies in the span of the queries); checked on an independently solved "
                     "W_mm",
@@ -234,7 +234,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix A.1, Lemma 3, eq. (16)"),
     Entry("lemma7", "Lemma 7: local gradient condition L1-L3 on the cone of an LMM", A, "lemma",
           uses=("assumption-A", "definition2", "lemma3", "lemma4"),
-          hypotheses=("assumption_A", "feasible", "locally_optimal"), necessity=("locally_optimal",),
+          hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"),
+          necessity=("locally_optimal",),
           statement="alpha locally optimal: no stationary point in C_{mu,R}(p_mm) (L1); C max_i(1 - s_i) >= -<grad L(p), q> "
                     ">= c min_i(1 - s_i) > 0 and ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (L2, reconstructed "
                     "constants); <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> for ||p|| >= R_pi (L3)",
