@@ -11,8 +11,9 @@ and the closing limit for a symbolic T and d; Lemma 14's mean-value bounds are c
 
 import sympy as sp
 
+from attnsvm.claims.identities import ratio_residual, softmax_ratio  # noqa: F401 (theorem4, theorem8)
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import T, d, j, o, residuals, softmax, t, total
+from attnsvm.claims.symbolic import T, d, j, o, residuals, t, total
 
 STATEMENT = ("Assumption A, gamma_{i,opt_i} > gamma_it for t != opt_i, (ATT-SVM) for opt feasible => "
              "p(R)/R -> p_mm/||p_mm|| as R -> oo, p(R) = argmin_{||p|| <= R} L(p)")
@@ -39,18 +40,6 @@ def deficit_bounds() -> dict:
     high = Gmax * q - total(s[t] * (Gmax - e2[t]), t, T1)
     return residuals(lower_gap=low - total(s[t] * e[t], t, T1), upper_gap=high - total(s[t] * e2[t], t, T1),
                      lower_nonnegative=bool(low.is_nonnegative), upper_nonnegative=bool(high.is_nonnegative))
-
-
-def ratio_residual() -> sp.Expr:
-    """s_t - s_opt exp(-(a_opt - a_t)) for softmax weights, every T."""
-    a = sp.IndexedBase("a", real=True)
-    s, _ = softmax(a)
-    return sp.powsimp(s(t) - s(o) * sp.exp(-(a[o] - a[t])))
-
-
-def softmax_ratio() -> dict:
-    """s_t = s_opt exp(-(a_opt - a_t)), every T."""
-    return residuals(ratio=ratio_residual())
 
 
 def mass_bounds() -> dict:

@@ -12,25 +12,13 @@ inequality and the telescoping limit; Lemmas 4-6 and the compactness step are ci
 
 import sympy as sp
 
+from attnsvm.claims.identities import gradient_under_B
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import T, d, j, o, residuals, t, total
-from attnsvm.results.lemmas.theorem1 import ratio_residual
+from attnsvm.claims.symbolic import d, j, residuals, total
 
 STATEMENT = ("Assumptions A and B, eta <= 1/L_p, any p_0: (a) ||p_t|| -> oo; (b) if n = 1, "
              "p_t/||p_t|| -> p_mm/||p_mm||")
 RECONSTRUCTION = "Assumption A is used as loss' < 0 on bounded intervals (see lemma4; NOTES.md)"
-
-
-def gradient_under_B() -> dict:
-    """One coordinate of K^T (s o (gamma - f)) under B (gamma = g0 + Delta e_opt) equals
-    Delta s_opt sum_t s_t (K_opt - K_t), every T (the t = opt term vanishes); s_t = s_opt exp(-(a_opt - a_t))."""
-    s, K = sp.IndexedBase("s", positive=True), sp.IndexedBase("K", real=True)
-    g0, D = sp.symbols("g0 Delta", real=True)
-    gamma = g0 + D * sp.KroneckerDelta(t, o)
-    f = total(s[t] * gamma)
-    lhs = total(K[t] * s[t] * gamma) - f * total(K[t] * s[t])
-    rhs = D * s[o] * total(s[t] * (K[o] - K[t]))
-    return residuals(gradient=sp.expand((lhs - rhs).subs(sp.Sum(s[t], (t, 1, T)), 1)), softmax_ratio=ratio_residual())
 
 
 def norm_step() -> dict:
