@@ -28,7 +28,7 @@ def list_results(json_file: Optional[Path] = JsonOpt):
     from attnsvm.files import write_json_atomic
 
     out, _ = consoles()
-    t = Table(title="attnsvm results", expand=True)
+    t = Table(title="attnsvm results", expand=out.is_terminal)      # piped: as wide as its content
     for col in ("id", "result", "hypotheses (* necessity shown)", "expected: derivation / check", "uses"):
         # ids whole (they are typed back); the result column, with its statement, gets the room
         t.add_column(col, overflow="fold", no_wrap=col == "id", ratio={"id": None, "result": 3}.get(col, 1))
@@ -62,14 +62,15 @@ def tasks_of(targets: list[str], budget: str, seed: int, search: bool):
 
     tasks, failed, seen = [], [], set()
     for target in targets:
-        if target.endswith(".py"):
+        file, _, name = claims_target(target)
+        if file:
             try:
-                names = list(load_claims_file(target))
+                found = load_claims_file(file)
             except CodeError as e:
-                failed.append(Report(Path(target).name, "load", Verdict.INCONCLUSIVE, (), {"note": e.line()},
+                failed.append(Report(Path(file).name, "load", Verdict.INCONCLUSIVE, (), {"note": e.line()},
                                      error=e.to_json()))
                 continue
-            tasks += runner.file_tasks(target, names, budget, seed)
+            tasks += runner.file_tasks(file, [claim_variable(file, found, name)] if name else list(found), budget, seed)
             continue
         entries = registry.ENTRIES if target == "all" else [registry.entry(target)]
         for e in entries:
@@ -112,9 +113,20 @@ def _run_indexed(tasks, executor: str, workers: int, err):
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         progress = bar.add_task("checking", total=len(tasks))
+
+        def finished(k: int) -> None:
+            """The bar moves on; where it cannot show (stderr not a terminal), one line per part."""
+            bar.update(progress, advance=1, description=tasks[k].label)
+            if not err.is_terminal:
+                r = done[k]
+                err.print(f"[{len(done)}/{len(tasks)}] {tasks[k].label}: {r.verdict}"
+                          f"{'' if r.as_expected else ' (NOT as expected)'} ({r.seconds:.1f} s)",
+                          markup=False, highlight=False, soft_wrap=True)
+
         order = range(len(tasks)) if isinstance(pool, executors.Inline) else \
             sorted(range(len(tasks)), key=lambda k: tasks[k].part != "check")              # long parts first
-        futures = {k: pool.submit(runner.run, tasks[k]) for k in order}
+        work = runner.run if executor == "local" else run_part_on_dask
+        futures = {k: pool.submit(work, tasks[k]) for k in order}
         try:
             for k, fut in executors.completed(futures):
                 try:
@@ -122,13 +134,13 @@ def _run_indexed(tasks, executor: str, workers: int, err):
                 except BrokenProcessPool:       # a claim's code ended its worker: find it, one task at a time
                     broken = True
                     break
-                bar.update(progress, advance=1, description=tasks[k].label)
+                finished(k)
             if broken:
                 executors.abort(pool)
                 for k in order:
                     if k not in done:
                         done[k] = _alone(tasks[k])
-                        bar.update(progress, advance=1, description=tasks[k].label)
+                        finished(k)
         except KeyboardInterrupt:
             interrupted = True
         finally:
@@ -137,6 +149,19 @@ def _run_indexed(tasks, executor: str, workers: int, err):
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
     return done, interrupted
+
+
+def run_part_on_dask(task):
+    """`runner.run(task)` in a Dask worker, whose own threads draw from the global `random` while
+    a Hypothesis strategy runs: Hypothesis takes that for the strategy's use of `random` and warns
+    (HypothesisDeprecationWarning), a false alarm the local executor never raises. That one
+    warning is silenced there; the task and its report are the same."""
+    import warnings
+
+    from attnsvm.claims import runner
+
+    warnings.filterwarnings("ignore", message="Do not use the `random` module inside strategies")
+    return runner.run(task)
 
 
 def _alone(task):
@@ -174,22 +199,32 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
     command that replays it."""
     from attnsvm.claims.budget import get_budget
     from attnsvm.files import check_output, write_json_atomic
-    from attnsvm.interfaces.report import print_table
+    from attnsvm.interfaces.report import print_table, replay_shipped
 
     out, err = consoles()
     b = get_budget(budget)
     if json_file:
         check_output(json_file)
-    if any(t.endswith(".py") for t in targets):
+    if any(claims_target(t)[0] for t in targets):
         check_witness_dir(witness_dir)
     tasks, reports_failed = tasks_of(targets, b.name, seed, search)
     indexed, interrupted = _run_indexed(tasks, executor, workers, err)
     done = [indexed[k] for k in range(len(tasks)) if k in indexed]
+    if interrupted and not done:                 # no table of nothing; the JSON says the run was cut short
+        if json_file:
+            write_json_atomic(json_file, {"budget": b.to_json(), "seed": seed, "interrupted": True, "reports": []})
+        err.print(f"interrupted before any of the {len(tasks)} parts finished: no verdict"
+                  + (f" ({json_file} records the interrupted run, with no reports)" if json_file else ""),
+                  markup=False, highlight=False)
+        raise typer.Exit(130)
     saved, unsaved = save_user_witnesses([(tasks[k], indexed[k]) for k in sorted(indexed)], witness_dir)
     reports = reports_failed + done
     print_table(reports, out)
     for line in saved:
         out.print(line, markup=False, highlight=False, soft_wrap=True)
+    if any(r.evidence.get("shipped_witness") for r in reports):
+        out.print(f"shipped witnesses: `attnsvm witnesses` lists them; {replay_shipped('ID--NAME')} replays one",
+                  markup=False, highlight=False, soft_wrap=True)
     if json_file:
         write_json_atomic(json_file, {"budget": b.to_json(), "seed": seed, "interrupted": interrupted,
                                       "reports": [r.to_json() for r in reports]})
@@ -197,27 +232,27 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
         raise UserError(unsaved[0] + (f" (and {len(unsaved) - 1} more)" if len(unsaved) > 1 else ""))
     if interrupted:
         err.print(f"interrupted after {len(done)} of {len(tasks)} parts"
-                  + (f"; completed parts saved to {json_file}" if json_file else ""))
+                  + (f"; the {len(done)} finished saved to {json_file}" if json_file else ""))
         raise typer.Exit(130)
     bad = [r for r in reports if not r.as_expected]
     out.print(f"{len(reports) - len(bad)} of {len(reports)} verdicts as expected")
     raise typer.Exit(1 if bad else 0)
 
 
-def check_witness_dir(folder: Path) -> None:
+def check_witness_dir(folder: Path, option: str = "--witnesses") -> None:
     """The witness directory must be a writable directory, or a path that can be created as one:
     one-line UserError otherwise (checked before any work is done)."""
     if folder.exists():
         if not folder.is_dir():
-            raise UserError(f"--witnesses {folder}: exists and is not a directory")
+            raise UserError(f"{option} {folder}: exists and is not a directory")
         if not os.access(folder, os.W_OK | os.X_OK):
-            raise UserError(f"--witnesses {folder}: directory is not writable")
+            raise UserError(f"{option} {folder}: directory is not writable")
         return
     parent = folder.absolute().parent
     while not parent.exists():
         parent = parent.parent
     if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
-        raise UserError(f"--witnesses {folder}: cannot be created ({parent} is not a writable directory)")
+        raise UserError(f"{option} {folder}: cannot be created ({parent} is not a writable directory)")
 
 
 def _shown(path) -> str:
@@ -261,14 +296,35 @@ def save_user_witnesses(pairs, folder: Path) -> tuple[list[str], list[str]]:
     return lines, failed
 
 
-def _resolve(target: str, claims_file: Optional[Path] = None):
-    """'ID' or 'FILE.py[:NAME]' -> (claim, source string for witnesses)."""
+def claims_target(target: str) -> tuple[str, str, str]:
+    """'FILE.py' or 'FILE.py:NAME' -> (file, ':', name); a result id -> ('', '', '')."""
+    file, colon, name = target.partition(":")
+    return (file, colon, name) if file.endswith(".py") else ("", "", "")
+
+
+def claim_variable(file: str, found: dict, name: str) -> str:
+    """The variable of the claim `name` names in a claims file: its variable, or its
+    `Claim(name=...)` (claims are shown everywhere as FILE.py:VARIABLE)."""
+    if name in found:
+        return name
+    named = [var for var, c in found.items() if c.name == name]
+    if len(named) == 1:
+        return named[0]
+    listed = ", ".join(f"{var} (name {c.name!r})" for var, c in found.items())
+    if named:
+        raise UserError(f"{file}: several claims are named {name!r} ({', '.join(named)}); use the variable")
+    raise UserError(f"{file} has no claim {name!r} (a variable or a Claim name); it has {listed}")
+
+
+def _resolve(target: str):
+    """'ID' or 'FILE.py[:NAME]' (NAME: the claim's variable or its `Claim(name=...)`) -> (claim
+    named as it is shown everywhere: the id, or 'FILE.py:VARIABLE'; the same as the witness's source)."""
     from attnsvm.claims import registry
     from attnsvm.claims.isolation import CodeError
     from attnsvm.claims.userfiles import load_claims_file
 
-    file, _, name = target.partition(":") if target.split(":")[0].endswith(".py") else (target, "", "")
-    if file.endswith(".py"):
+    file, _, name = claims_target(target)
+    if file:
         try:
             found = load_claims_file(file)
         except CodeError as e:
@@ -277,20 +333,21 @@ def _resolve(target: str, claims_file: Optional[Path] = None):
             if len(found) > 1:
                 raise UserError(f"{file} defines several claims ({', '.join(found)}); use {file}:NAME")
             name = next(iter(found))
-        if name not in found:
-            raise UserError(f"{file} has no claim {name!r}; it has {', '.join(found)}")
-        return found[name], f"{Path(file).name}:{name}"
+        var = claim_variable(file, found, name)
+        return replace(found[var], name=f"{Path(file).name}:{var}")
     e = registry.entry(target)
     if not e.has_parts:
         raise UserError(f"{e.id} is a {e.kind}: it has no claim")
-    return replace(registry.claim(e), name=e.id), e.id
+    return replace(registry.claim(e), name=e.id)
 
 
 @app.command()
-def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py[:NAME] of a user claim"),
+def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py[:NAME] of a user claim (NAME: "
+                                                         "its variable or its Claim name)"),
                    drop: list[str] = typer.Option([], "--drop", help="hypothesis to drop (repeatable)"),
-                   out_file: Optional[Path] = typer.Option(None, "--out", help="witness file (default ./ID--HYP.json)"),
-                   budget: str = typer.Option("standard", "--budget"), seed: int = SeedOpt):
+                   out_file: Optional[Path] = typer.Option(None, "--out", help="witness file (default ./ID--HYP.json, "
+                                                                              "./FILE--VARIABLE[--HYP].json)"),
+                   budget: str = BudgetOpt, seed: int = SeedOpt):
     """Search for a counterexample (with hypotheses dropped), minimize it, save it as a witness."""
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
@@ -300,7 +357,8 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
     from attnsvm.interfaces.report import print_table
 
     out, err = consoles()
-    claim, source = _resolve(target)
+    claim = _resolve(target)
+    source = claim.name                              # the id, or FILE.py:VARIABLE
     if drop:
         # a result's necessity search may bring its own instance space; a user's claim (source
         # 'FILE.py:NAME') is searched in its own space, with any number of hypotheses dropped
@@ -310,7 +368,12 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
     import re
 
     safe = lambda text: re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"   # noqa: E731 - stays in ./
-    path = out_file or Path(f"{safe(claim.name)}--{safe('-'.join(sorted(drop)) or 'none')}.json")
+    if ":" in source:                                # a user's claim: FILE--VARIABLE[--HYP], as `check` names it
+        file, _, var = source.partition(":")
+        stem = f"{safe(Path(file).stem)}--{safe(var)}" + (f"--{safe('-'.join(sorted(drop)))}" if drop else "")
+    else:
+        stem = f"{safe(claim.name)}--{safe('-'.join(sorted(drop)) or 'none')}"
+    path = out_file or Path(f"{stem}.json")
     check_output(path)
     with Progress(TextColumn("searching {task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
         bar.add_task(f"{claim.name} {claim.part}")
@@ -321,47 +384,108 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
         raise typer.Exit(1)
     rep.witness["source"] = source
     write_json_atomic(path, rep.witness)
-    out.print(f"witness written to {path} (replay: attnsvm replay {path}"
-              + (f" --claims {target.partition(':')[0]}" if source != claim.name or ":" in source else "") + ")")
+    out.print(f"witness written to {path} (replay: attnsvm replay {shlex.quote(str(path))}"
+              + (f" --claims {shlex.quote(claims_target(target)[0])}" if ":" in source else "") + ")",
+              markup=False, highlight=False, soft_wrap=True)
+
+
+def shipped_path(name: str) -> Path:
+    """The file of the shipped witness `ID--NAME` (`attnsvm witnesses` lists them)."""
+    from attnsvm.claims import registry
+
+    name = name.removesuffix(".json")
+    path = registry.WITNESS_DIR / f"{name}.json"
+    if "/" in name or "\\" in name or "--" not in name or not path.is_file():
+        raise UserError(f"--shipped {name}: no shipped witness of that name (`attnsvm witnesses` lists them)")
+    return path
 
 
 @app.command()
-def replay(witness: Path = typer.Argument(..., help="a witness JSON file"), json_file: Optional[Path] = JsonOpt,
+def replay(witness: Optional[Path] = typer.Argument(None, help="a witness JSON file"),
+           shipped: Optional[str] = typer.Option(None, "--shipped", metavar="ID--NAME",
+                                                 help="a witness shipped with attnsvm (`attnsvm witnesses` lists them)"),
+           json_file: Optional[Path] = JsonOpt,
            claims: Optional[Path] = typer.Option(None, "--claims", help="the Python file of claims the witness refutes "
                                                                        "(witnesses never name code that runs)")):
-    """Re-verify a stored witness: it must meet the kept hypotheses and refute the conclusion."""
+    """Re-verify a stored witness (a file, or one shipped with attnsvm): it must meet the kept
+    hypotheses and refute the conclusion."""
     from attnsvm.claims import registry
-    from attnsvm.claims.witnesses import replay_witness, validate
     from attnsvm.files import check_output, read_json, write_json_atomic
-    from attnsvm.interfaces.report import print_table
 
     out, _ = consoles()
+    if (witness is None) == (shipped is None):
+        raise UserError("give a witness file or --shipped ID--NAME (`attnsvm witnesses` lists the shipped ones)")
     if json_file:
         check_output(json_file)
-    w = validate(read_json(witness), str(witness))
+    path = shipped_path(shipped) if shipped else witness
+    shown = shipped.removesuffix(".json") if shipped else str(witness)
+    data = read_json(path)                    # before the engine's import: a missing file fails fast
+    from attnsvm.claims.witnesses import replay_witness, validate
+    from attnsvm.interfaces.report import print_table
+
+    w = validate(data, shown)
     source = w["source"]
     if ":" in source:            # a user's claim: only from the file named on the command line
         if claims is None:
-            raise UserError(f"{witness}: refutes the claim {source!r} from a Python file; replay it with "
+            raise UserError(f"{shown}: refutes the claim {source!r} from a Python file; replay it with "
                             f"--claims FILE.py (attnsvm never runs code a witness names)")
-        claim, _ = _resolve(f"{claims}:{source.partition(':')[2]}")
+        claim = _resolve(f"{claims}:{source.partition(':')[2]}")
     else:
         try:
             e = registry.entry(source)
         except UserError:
-            raise UserError(f"{witness}: source {source!r} is not a result id (`attnsvm list`)") from None
-        claim, _ = _resolve(e.id)
+            raise UserError(f"{shown}: source {source!r} is not a result id (`attnsvm list`)") from None
+        claim = _resolve(e.id)
     dropped = list(w["dropped"])
     if dropped:
         unknown = [h for h in dropped if h not in claim.hypothesis_names()]
         if unknown:
-            raise UserError(f"{witness}: dropped hypothesis {unknown[0]!r} is not one of {claim.hypothesis_names()}")
+            raise UserError(f"{shown}: dropped hypothesis {unknown[0]!r} is not one of {claim.hypothesis_names()}")
         searches = registry.searches(registry.entry(source)) if ":" not in source else {}
         s = searches.get(dropped[0]) if len(dropped) == 1 else None
         claim = claim.drop(*dropped, instances=s.instances if s else None)
     rep = replay_witness(w, replace(claim, expected=("REFUTED",)))     # a replay is as expected when it still refutes
-    rep.evidence["witness_file"] = str(witness)
+    rep.evidence["shipped_witness" if shipped else "witness_file"] = shown
     print_table([rep], out)
     if json_file:
         write_json_atomic(json_file, rep.to_json())
     raise typer.Exit(0 if str(rep.verdict) == "REFUTED" else 1)
+
+
+@app.command("witnesses")
+def list_witnesses(targets: Optional[list[str]] = typer.Argument(None, help="result ids (default: every result)"),
+                   export: Optional[Path] = typer.Option(None, "--export", metavar="DIR",
+                                                         help="copy them (JSON files) into this directory"),
+                   json_file: Optional[Path] = JsonOpt):
+    """The counterexamples shipped with attnsvm: what each refutes and the command that replays it
+    on any install; --export copies them out, to read or to replay as files."""
+    from rich.table import Table
+
+    from attnsvm.claims import registry
+    from attnsvm.files import check_output, write_atomic, write_json_atomic
+    from attnsvm.interfaces.report import shipped_witnesses
+
+    out, _ = consoles()
+    if json_file:
+        check_output(json_file)
+    if export is not None:
+        check_witness_dir(export, "--export")
+    entries = registry.ENTRIES if not targets else [registry.entry(t) for t in dict.fromkeys(targets)]
+    found = [w for e in entries for w in shipped_witnesses(e)]
+    t = Table(title=f"{len(found)} shipped witnesses")
+    for col in ("witness", "refutes", "replay"):
+        t.add_column(col, overflow="fold", no_wrap=col == "witness")
+    for w in found:
+        t.add_row(w["name"], w["refutes"], w["replay"])
+    out.print(t)
+    if export is not None:
+        for w in found:
+            try:
+                export.mkdir(parents=True, exist_ok=True)
+                write_atomic(export / w["path"].name, w["path"].read_bytes())
+            except OSError as e:
+                raise UserError(f"--export {export}: cannot write {w['path'].name} ({e.strerror})") from None
+        out.print(f"exported {len(found)} witnesses to {export} (replay one: attnsvm replay "
+                  f"{shlex.quote(_shown(export / 'ID--NAME.json'))})", markup=False, highlight=False, soft_wrap=True)
+    if json_file:
+        write_json_atomic(json_file, [{k: v for k, v in w.items() if k != "path"} for w in found])
