@@ -143,6 +143,29 @@ def test_instances_with_fewer_starts_are_padded_with_no_start_rows():
     assert torch.equal(P.p[:, 0], alone.p[:, 0])
 
 
+def test_an_input_whose_reference_loss_is_zero_keeps_its_excess():
+    """The correlation loss at gamma_ref = 0 has loss(gamma_ref) = 0: that input's whole risk is its
+    excess, e^-60 here, and must be compared as such, not rounded into the other input's base of -1
+    (it was: the solver then stalled at 'resolution' with residual 0.68 on this keyed instance at
+    R = 64 ||p_mm||). The split risk's excess equals the mpmath excess."""
+    import mpmath
+
+    K = np.array([[[[2, -1, 0], [0, -2, 0], [2, -1, 0]], [[-1, 2, 0], [-1, -1, 0], [1, 0, 0]]]], dtype=float)
+    gamma = np.array([[[-2.0, 1.0, -1.0], [-1.0, 0.0, -2.0]]])
+    p = torch.tensor([[-22.2, -20.2, 2.8]], dtype=F64)
+    base, excess = regpath.risk_split(torch.tensor(K), torch.tensor(gamma), p, losses.correlation)
+    mpmath.mp.dps = 50
+    exact = mpmath.mpf(0)
+    for i in range(2):
+        a = [mpmath.fsum(mpmath.mpf(K[0, i, t, c]) * mpmath.mpf(float(p[0, c])) for c in range(3)) for t in range(3)]
+        w = [mpmath.e ** (x - max(a)) for x in a]
+        exact += (-mpmath.fsum(wt * gamma[0, i, t] for t, wt in enumerate(w)) / mpmath.fsum(w) + gamma[0, i].max()) / 2
+    assert float(base) == -0.5 and float(excess) == pytest.approx(float(exact), rel=1e-9)
+    P = regpath.path(dynamics.Problem.from_arrays(K, gamma, "correlation"), [30.17, 60.34], np.array([[-1.0, -1.0, 0.2]]),
+                     iters=300)
+    assert [s[0] for s in P.status] == ["converged", "converged"]
+
+
 def test_path_rules():
     from attnsvm.dynamics import paths
 

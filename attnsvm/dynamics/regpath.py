@@ -126,9 +126,11 @@ def risk_split(K: torch.Tensor, gamma: torch.Tensor, p: torch.Tensor, loss) -> t
     """L(p) = base + excess, batched (B,). Per input, with ref_i the max-logit token and
     c_i = sum_t s_it (gamma_{i,ref_i} - gamma_it) = gamma_ref - Y_i f(X_i) (no cancellation):
     base_i = loss(gamma_ref), excess_i = loss(gamma_ref - c_i) - loss(gamma_ref) (`losses.increment`)
-    where |excess_i| <= base_i / 2 (the saturated regime, where L_i - base_i is far below L_i's
-    resolution), else base_i = loss(Y_i f(X_i)) directly and excess_i = 0 (a good mixture whose
-    risk is far below loss(gamma_ref): splitting would cancel). Two points are compared by
+    where |excess_i| <= |base_i| / 2 or base_i = 0 (the saturated regime, where L_i - base_i is far
+    below L_i's resolution; with base_i = 0, e.g. the correlation loss at gamma_ref = 0, an input's
+    whole risk is its excess and must not be rounded into the other inputs' bases), else base_i =
+    loss(Y_i f(X_i)) directly and excess_i = 0 (a good mixture whose risk is far below
+    loss(gamma_ref): splitting would cancel). Two points are compared by
     (base_a - base_b) + (excess_a - excess_b)."""
     a = _logits(K, p)
     base, excess, _ = _risk_parts(a, torch.softmax(a, dim=-1), gamma, loss)
@@ -154,7 +156,7 @@ def _risk_parts(a: torch.Tensor, s: torch.Tensor, gamma: torch.Tensor, loss):
     c = (s * (g_ref - gamma)).sum(-1)
     g_ref = g_ref.squeeze(-1)
     base, inc = loss.value(g_ref), losses.increment(loss, g_ref, c)
-    split = inc.abs() <= base.abs() / 2
+    split = (inc.abs() <= base.abs() / 2) | (base == 0)      # base 0: base + excess cannot cancel
     f = (s * gamma).sum(-1)
     direct = loss.value(f)
     return torch.where(split, base, direct).mean(-1), torch.where(split, inc, torch.zeros_like(inc)).mean(-1), f
