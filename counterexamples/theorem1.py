@@ -14,9 +14,31 @@ Assumption A is not searched (only library losses are encoded; a non-decreasing 
 has no stored form) and neither is GMM feasibility (without it p_mm does not exist, so the
 conclusion cannot be evaluated)."""
 
+from attnsvm.attention import model
 from attnsvm.claims.registry import Search
+from attnsvm.claims.spaces import Space
+from attnsvm.claims.strategies import keyed_dataset
+from attnsvm.results.checks.theorem1 import path_instances
+
+
+def tied_datasets() -> Space:
+    """One input of three tokens with distinct integer keys in [-3, 3]^2 and scores (top, top,
+    low), low < top: strict optimality fails by construction."""
+    def generate(c):
+        keys = [[c.integer(-3, 3, "entry"), c.integer(-3, 3, "entry")] for _ in range(3)]
+        if len({tuple(k) for k in keys}) < 3:
+            c.reject()
+        top, low = c.integer(0, 2, "entry"), c.integer(-2, 1, "entry")
+        ds = keyed_dataset([keys], [[top, top, low]], [1], name="tied-top")
+        if not model.scores(ds)[0, 2] < model.scores(ds)[0, 0]:
+            c.reject()
+        return ds
+
+    return Space(generate, "one input, three distinct integer keys in [-3, 3]^2, scores (top, top, low), low < top")
+
 
 SEARCHES = {
-    "strict_optimality": Search(note="two tied top-score tokens: the path separates the tied pair from the rest, "
+    "strict_optimality": Search(instances=lambda dropped: path_instances(tied_datasets()),
+                                note="two tied top-score tokens: the path separates the tied pair from the rest, "
                                      "not p_mm(opt)'s chosen token from its twin"),
 }

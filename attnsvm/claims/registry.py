@@ -129,7 +129,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix B.1, Lemma 6; eq. (6), proof (24)-(30)"),
     Entry("theorem1", "Theorem 1: the regularization path converges to the GMM", A,
           uses=("assumption-A", "definition1", "assumption-D", "lemma14", "theorem8"),
-          hypotheses=("assumption_A", "strict_optimality", "gmm_feasible"), necessity=("strict_optimality",),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "att_svm.gmm_feasible"),
+          necessity=("strict_optimality",),
           statement="Assumption A, gamma_{i,opt_i} > gamma_it for t != opt_i, (ATT-SVM) for opt feasible => p(R)/R -> "
                     "p_mm(opt)/||p_mm(opt)|| as R -> oo, p(R) = argmin_{||p|| <= R} L(p)",
           source="A, Section 2.1, Theorem 1, path eq. (2); proof Appendix B.2"),

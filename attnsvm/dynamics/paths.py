@@ -18,7 +18,8 @@ Reading: each result keeps its own tolerances and passes them in; the rules are
 - `settles(values, tol, rel, floor)`: at most `tol`, non-increasing and still falling (halved
   over the window, or below `floor`) holds, a plateau fails, else undecided;
 - `grid_size(base, budget)`: the number of radii at a budget (one more per doubling of its
-  horizon, so the engine's `Claim.extend` and `Claim.confirm` lengthen the grid).
+  horizon, so the engine's `Claim.extend` and `Claim.confirm` lengthen the grid), or `grid(size,
+  budget)`: a fixed number of radii sliding up one step per doubling.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from attnsvm.dynamics.problem import Problem
 from attnsvm.dynamics.trends import FLOOR, approaches, loglog_slope
 from attnsvm.numerics import DIV_FLOOR
 
-__all__ = ["Solved", "linear_paths", "kq_paths", "joint_paths", "lmm_starts", "grid_size", "plateau", "monotone",
+__all__ = ["Solved", "linear_paths", "kq_paths", "joint_paths", "lmm_starts", "grid", "grid_size", "plateau", "monotone",
            "settles", "approaches", "gaps_to", "loglog_slope", "RESIDUAL"]
 
 RESIDUAL = 1e-3     # a 'resolution' solve counts as settled up to this residual (`regpath.settled`)
@@ -44,6 +45,14 @@ RESIDUAL = 1e-3     # a 'resolution' solve counts as settled up to this residual
 def grid_size(base: int, budget) -> int:
     """`base` radii at horizon 1, one more per doubling of the budget's horizon."""
     return base + max(0, int(round(math.log2(budget.horizon))))
+
+
+def grid(size: int, budget, base: float = 2.0) -> np.ndarray:
+    """`size` radii multipliers base^k, the window sliding up one step per doubling of the budget's
+    horizon (k = h .. h + size - 1, h = log2(horizon)): a longer horizon reads the path at larger
+    radii at the same cost (the smaller radii of a grid only warm-start its neighbours)."""
+    shift = max(0, int(round(math.log2(budget.horizon))))
+    return base ** np.arange(shift, shift + size, dtype=np.float64)
 
 
 def monotone(values: Sequence[float]) -> bool:
