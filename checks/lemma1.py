@@ -12,17 +12,14 @@ of the start, measured by a twin run; 2e7 on the most unstable instances, eta = 
 exponential loss). Where that allowance exceeds MAX_ALLOWANCE, float64 cannot check the identity
 there and the instance is undecided."""
 
-import numpy as np
-
-from attnsvm.claims import Claim, Outcome, batched
+from attnsvm.claims import Claim, Outcome, batched, lifting
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import lifting
+from attnsvm.numerics import EPS
 
 TOL = 1e-9
 STEPS = 25
 ROUNDING = 64           # rounding allowance per step, in units of eps x amplification (3x the largest seen)
 MAX_ALLOWANCE = 1e-3    # above this the allowance would hide a real gap: undecided
-EPS = float(np.finfo(np.float64).eps)
 
 
 @batched

@@ -6,9 +6,8 @@ Each instance: an integer dataset and an integer direction q (entries in [-2, 2]
 position and the neighbour count are decided exactly (rational arithmetic), so every instance
 is certified. Margin: d - sum_i |T_i(q)|."""
 
-from attnsvm.claims import Claim, Outcome, batched
+from attnsvm.claims import Claim, Outcome, batched, rays
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import rays
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction_of
 

@@ -15,8 +15,8 @@ from attnsvm.attention import model
 from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims.strategies import instances, just, keyed_datasets, sampled_from, seeds
 from attnsvm.claims.points import gradients
+from attnsvm.claims.strategies import instances, just, keyed_datasets, sampled_from, seeds
 from attnsvm.svm import geometry, screens
 
 TRUST = 1e-9

@@ -21,9 +21,8 @@ and fails when the top rung has a point below (a lower rung passing alone proves
 import numpy as np
 
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Outcome, batched
+from attnsvm.claims import Claim, Outcome, batched, points
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import points
 from attnsvm.claims.strategies import instances, just, keyed_datasets, sampled_from, seeds
 from attnsvm.svm import geometry
 

@@ -20,9 +20,8 @@ import math
 import numpy as np
 
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Instance, Outcome, batched
+from attnsvm.claims import Claim, Instance, Outcome, batched, rays
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import rays
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction_of

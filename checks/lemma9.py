@@ -15,9 +15,8 @@ at the last radius, clipped to [-1, 1]."""
 
 import math
 
-from attnsvm.claims import Claim, Outcome, batched
+from attnsvm.claims import Claim, Outcome, batched, rays
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import rays
 from attnsvm.claims.strategies import integer_datasets
 from attnsvm.svm.directional import direction_of
 

@@ -19,10 +19,12 @@ import math
 
 import numpy as np
 
+from attnsvm import status
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.selections import integer_selections
+from attnsvm.numerics import EPS
 from attnsvm.svm import w_svm
 from attnsvm.svm.certificates import certify
 from attnsvm.svm.margin import unit_scale
@@ -60,8 +62,8 @@ def primal_w_mm(ds, alpha) -> tuple[str, np.ndarray | None]:
     try:
         w = quadprog.solve_qp(2 * np.eye(d2), np.zeros(d2), C, np.ones(len(pairs)))[0]
     except ValueError as err:                      # quadprog: 'constraints are inconsistent' and the like
-        return f"error: {err}", None
-    return "optimal", np.ldexp(w.reshape(ds.d, ds.d), -(ex + ez))
+        return f"{status.SOLVER_ERROR}: {err}", None
+    return status.OPTIMAL, np.ldexp(w.reshape(ds.d, ds.d), -(ex + ez))
 
 
 def rank_one(inst) -> Outcome:
@@ -70,9 +72,9 @@ def rank_one(inst) -> Outcome:
     cert = certify(w_svm(ds, alpha))
     if not (cert.verified and cert.kind == "kkt"):
         return Outcome(None, reason=f"no exact KKT certificate: {cert.reason}")
-    status, W = primal_w_mm(ds, alpha)
+    solved, W = primal_w_mm(ds, alpha)
     if W is None:
-        return Outcome(None, detail={"primal_status": status}, reason=f"primal W-SVM solve not optimal ({status})")
+        return Outcome(None, detail={"primal_status": solved}, reason=f"primal W-SVM solve not optimal ({solved})")
     norm2 = float(sum(q * q for q in cert.x))                      # exact ||W_mm||_F^2, rounded once
     gap = abs(float((W ** 2).sum()) - norm2) / norm2
     violation = max(0.0, 1.0 - float(_margins(ds, alpha, W).min()))
@@ -86,7 +88,7 @@ def rank_one(inst) -> Outcome:
     if gap > OPT_TOL or violation > OPT_TOL:
         return Outcome(None, detail=detail, reason=f"primal W-SVM solve not confirmed optimal by the exact certificate "
                        f"(objective gap or violation above {OPT_TOL:g})")
-    margin = math.log10(FRO_RANK_TOL / max(tail, 1e-17))            # decades sigma_{n+1} lies below the cutoff
+    margin = math.log10(FRO_RANK_TOL / max(tail, EPS / 16))          # decades sigma_{n+1} lies below the cutoff
     return Outcome(r <= ds.n, detail=detail, margin=margin)
 
 

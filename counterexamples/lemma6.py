@@ -4,7 +4,6 @@ from attnsvm.claims.registry import Search
 from attnsvm.claims.strategies import instances, integer_datasets, sampled_from, seeds
 from attnsvm.dynamics.smoothness import moving
 
-
 SEARCHES = {
     "step_size": Search(instances=lambda dropped: instances(
         integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), W="integer").filter(moving),

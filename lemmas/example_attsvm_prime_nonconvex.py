@@ -13,8 +13,8 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.strategies import keyed_dataset
-from attnsvm.svm import generalized
 from attnsvm.claims.symbolic import d, j, residuals, total
+from attnsvm.svm import generalized
 
 STATEMENT = ("n = 1, keys e1, -e1, 0 with O = {1, 2}: the solution set of (ATT-SVM') is {e1, -e1} and the midpoint 0 "
              "violates its constraint, so (ATT-SVM') is not convex")

@@ -15,7 +15,6 @@ from attnsvm.claims.claim import Instance
 from attnsvm.claims.spaces import Space
 from attnsvm.svm import geometry, screens
 
-
 CACHE = 4096           # datasets whose pools are remembered (a search replays the same data under other params)
 _pools: OrderedDict = OrderedDict()
 
