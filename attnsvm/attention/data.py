@@ -12,16 +12,18 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
-from attnsvm.errors import DatasetError
-from attnsvm.files import read_json
+from attnsvm.errors import DatasetError, printable
+from attnsvm.files import MAX_DIGITS, MAX_FILE_BYTES, read_json
 
 FIELDS = ("X", "Y", "v", "W", "u", "z")
+MAX_NAME = 200          # characters of a dataset's name
 
 
 def _to_fraction(x: Any, where: str) -> Fraction:
@@ -34,18 +36,35 @@ def _to_fraction(x: Any, where: str) -> Fraction:
             raise DatasetError(f"{where}: non-finite value {x}")
         return Fraction(x)
     if isinstance(x, str):
-        s = x.strip()
-        if s.lower() in {"nan", "inf", "-inf", "+inf", "infinity", "-infinity"}:
-            raise DatasetError(f"{where}: non-finite value {x!r}")
-        try:
-            return Fraction(s)
-        except (ValueError, ZeroDivisionError):
-            raise DatasetError(f"{where}: {x!r} is not a number or rational like '-3/7'") from None
+        return parse_exact(x, where)
     if isinstance(x, Fraction):
         return x
     if isinstance(x, (np.floating, np.integer)):
         return _to_fraction(x.item(), where)
     raise DatasetError(f"{where}: expected a number, got {type(x).__name__}")
+
+
+_EXACT = re.compile(r"[+-]?(?:(\d+)/(\d+)|(\d*)\.?(\d*)(?:[eE]([+-]?\d+))?)")
+
+
+def parse_exact(text: str, where: str) -> Fraction:
+    """An exact number written as a string ('-3/7', '0.1', '1e-400'), its digits and exponent
+    bounded by `files.MAX_DIGITS` before any number is built ('1e999999999' would be a
+    billion-digit integer)."""
+    s = text.strip()
+    m = _EXACT.fullmatch(s) if len(s) <= 2 * MAX_DIGITS + 16 else None
+    if m is None or not any(m.group(k) for k in (1, 3, 4)):
+        if s.lower().lstrip("+-") in {"nan", "inf", "infinity"}:
+            raise DatasetError(f"{where}: non-finite value {text!r}")
+        raise DatasetError(f"{where}: {printable(repr(text), 40)} is not a number or rational like '-3/7' or '1e-400'")
+    num, den, whole, frac, exp = m.groups()
+    digits = len(num or "") + len(den or "") + len(whole or "") + len(frac or "")
+    if digits > MAX_DIGITS or (exp is not None and (len(exp) > 8 or abs(int(exp)) > MAX_DIGITS)):
+        raise DatasetError(f"{where}: {printable(repr(text), 40)} is beyond the exact numbers accepted (at most "
+                           f"{MAX_DIGITS} digits and exponents within +-{MAX_DIGITS})")
+    if den is not None and int(den) == 0:
+        raise DatasetError(f"{where}: {text!r} has a zero denominator")
+    return Fraction(s)
 
 
 _FAST = {int: Fraction, float: lambda x: Fraction(x) if math.isfinite(x) else None}
@@ -162,6 +181,8 @@ class Dataset:
 
     @classmethod
     def _from_raw(cls, raw: dict, name: str) -> "Dataset":
+        if not isinstance(name, str) or len(name) > MAX_NAME:
+            raise DatasetError(f"name: expected a string of at most {MAX_NAME} characters")
         if raw.get("X") is None:
             raise DatasetError("X: missing (expected an n x T x d array)")
         if raw.get("Y") is None:
@@ -204,8 +225,6 @@ class Dataset:
         for k, a in floats.items():
             if not np.all(np.isfinite(a)):
                 raise DatasetError(f"{k}: values overflow float64")
-        if not isinstance(name, str):
-            raise DatasetError("name: expected a string")
         ds = cls(X=floats["X"], Y=floats["Y"], v=floats["v"], W=floats["W"],
                  u=floats.get("u"), z=floats.get("z"), name=name, exact=exact)
         if raw.get("W") is None:
@@ -246,11 +265,16 @@ def dataset_from_json(obj: Any, where: str = "dataset") -> Dataset:
     unknown = set(obj) - set(FIELDS) - {"name"}
     if unknown:
         raise DatasetError(f"{where}: unknown key(s) {sorted(unknown)}; allowed: {list(FIELDS) + ['name']}")
-    return Dataset._from_raw(obj, str(obj.get("name", where)))
+    return Dataset._from_raw(obj, obj.get("name", str(where)[-MAX_NAME:]))
 
 
-def load_dataset(path: str | os.PathLike) -> Dataset:
-    obj = read_json(path)
+def load_dataset(path: str | os.PathLike, max_bytes: int | None = MAX_FILE_BYTES,
+                 admit: Callable[[Any], None] | None = None) -> Dataset:
+    """A dataset from a JSON file of at most `max_bytes` (`files.read_json`); `admit(obj)` sees the
+    parsed JSON before any array is built (to refuse it on its sizes)."""
+    obj = read_json(path, max_bytes)
+    if admit is not None:
+        admit(obj)
     try:
         return dataset_from_json(obj, where=str(path))
     except DatasetError as e:
