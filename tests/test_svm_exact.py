@@ -163,3 +163,44 @@ def test_high_dimension_solves_in_the_row_span_and_certifies():
     K = ds.X[0]
     rows = K[g.alpha[0]] - np.delete(K, g.alpha[0], axis=0)
     assert np.allclose(x, rows.T @ np.linalg.lstsq(rows.T, x, rcond=None)[0])   # p_mm in the rows' span
+
+
+# ---- scales float64 cannot hold together: the exact solve (issue 22)
+
+@given(integer_datasets(n=(1, 3), T=(2, 3), d=(1, 3)), st.data())
+def test_exact_solve_gives_the_certified_float_answer(ds, data):
+    """Where the float solve certifies, the exact active-set solve finds the same optimum (or the
+    same infeasibility) and the same active rows."""
+    from attnsvm.svm.exact import solve_exact
+
+    alpha = data.draw(st.lists(st.integers(0, ds.T - 1), min_size=ds.n, max_size=ds.n))
+    res = margin.att_svm(ds, alpha)
+    cert = certify(res)
+    exact, exact_cert = solve_exact(res.problem)
+    assert cert.verified and exact_cert.verified and exact_cert.kind == cert.kind
+    if cert.kind == "kkt":
+        assert exact_cert.x == cert.x and exact_cert.active == cert.active and exact.status == "optimal"
+
+
+@pytest.mark.parametrize("entry", [Fraction(10) ** 200, Fraction(10) ** -150, Fraction(1, 7 ** 4000)])
+def test_one_entry_far_from_the_others_scale_is_decided_exactly(entry):
+    """Appendix E's tightness data with one key entry scaled far away: every selection decided by
+    a certificate, the GMM feasible (its p_mm's entries ~1/entry and ~1), never 'infeasible'."""
+    X = [[[str(Fraction(1) if entry < 1 else entry), str(entry) if entry < 1 else "0"], [0, 0]], [[0, 0], [2, 1]]]
+    ds = Dataset.from_arrays(X, [1, 1], [1, -3], name="mixed")
+    found = geometry.search(ds)
+    g = geometry.gmm(ds)
+    assert found.exact and g.feasible and g.certified and g.decision == "exact"
+    assert strict_json(g.to_json())["status"] == "optimal"
+
+
+def test_an_undecided_selection_is_never_reported_infeasible(monkeypatch):
+    """With the exact solve out of reach (limit 0 rows) a selection whose float certificate fails
+    is undecided in JSON: feasible null, status 'undecided', with the reason."""
+    from attnsvm.svm import exact
+
+    monkeypatch.setattr(exact, "EXACT_ENTRIES", 0)
+    X = [[["1e200", 0], [0, 0]], [[0, 0], [2, 1]]]
+    ds = Dataset.from_arrays(X, [1, 1], [1, -3], name="mixed")
+    out = strict_json(geometry.gmm(ds).to_json())
+    assert out["feasible"] is None and out["status"] == "undecided" and "out of reach" in out["undecided_because"]

@@ -61,9 +61,10 @@ def _dm(rows) -> DomainMatrix:
     return DomainMatrix(rows, (len(rows), len(rows[0]) if rows else 0), QQ)
 
 
-def _exact_rhs(result: SVMResult) -> list[Fraction]:
-    b = result.problem.b
-    return [Fraction(1)] * result.problem.A.shape[0] if b is None else [Fraction(float(x)) for x in np.ravel(b)]
+def exact_rhs(problem) -> list[Fraction]:
+    """A margin problem's right-hand side b as exact values (floats are exact rationals)."""
+    b = problem.b
+    return [Fraction(1)] * problem.A.shape[0] if b is None else [Fraction(float(x)) for x in np.ravel(b)]
 
 
 def _frac(q) -> Fraction:
@@ -95,7 +96,7 @@ def _independent(result: SVMResult, rows: list[int]) -> list[int]:
 
 def _certify_kkt(result: SVMResult) -> Certificate:
     rows = result.problem.exact()
-    b = _exact_rhs(result)
+    b = exact_rhs(result.problem)
     if all(bj <= 0 for bj in b):
         return Certificate("kkt", True, xnum=(0,) * result.problem.dim,
                            active=tuple(j for j, bj in enumerate(b) if bj == 0))
@@ -171,7 +172,7 @@ def _check_rows(rows: rational.ExactRows, b: list[Fraction], xnum: np.ndarray, D
 
 def _certify_farkas(result: SVMResult) -> Certificate:
     rows = result.problem.exact()
-    b = _exact_rhs(result)
+    b = exact_rhs(result.problem)
     lam = np.asarray(result.farkas, dtype=float)
     support = np.flatnonzero(lam > 1e-12 * lam.max()).tolist()
     NS = rows.numerators(support)                            # |S| x D; exact null space of NS^T

@@ -6,8 +6,11 @@ Each selection alpha is decided one of three ways (`Selection.decision`):
 - 'numeric': the numeric classification is robust (`robust_non_lmm`: every row clearly active
   with a clearly positive dual or clearly inactive, an active row with a lower-or-equal exact
   score) and it is not an LMM; used only to screen a sampled search;
-- 'uncertain': neither (a certificate failed to verify even after re-solving with cvxpy); the
-  numeric answer is reported and the LMM set is not exact.
+- 'uncertain': neither (no certificate verified: not the float solves', and the exact solve of
+  `exact.solve_exact` was out of reach, or its answer is not representable in float64); the
+  selection is reported undecided (`to_json`: feasible null) and the LMM set is not exact.
+A certificate comes from the float solve (quadprog, else cvxpy), or where both fail (scales that
+float64 cannot hold together) from the exact solve, so no answer depends on the data's scale.
 `search` enumerates [T]^n (or samples it, bounded by count and time) and says whether the LMM
 set it found is exact: every candidate decided exactly and all of [T]^n covered.
 """
@@ -26,6 +29,7 @@ import numpy as np
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
 from attnsvm.svm.certificates import Certificate, certify
+from attnsvm.svm.exact import EXACT_ENTRIES, EXACT_SECONDS, solve_exact
 from attnsvm.svm.margin import SVMResult, att_svm
 
 ROBUST = 1e-6          # unit-scale slack / relative dual separating "clearly" active from inactive
@@ -58,7 +62,7 @@ class Selection:
 
     @property
     def certified(self) -> bool:
-        return self.certificate.verified
+        return self.certificate.verified and self.decision == "exact"
 
     @property
     def p_mm(self) -> np.ndarray | None:
@@ -75,15 +79,27 @@ class Selection:
                 omitted = f"about {size} characters as fractions"
             else:
                 exact = [str(q) for q in self.certificate.x]
-        gap_exact = (str(self.gap) if self.gap is not None else
+        gap_exact = (_text(self.gap) if self.gap is not None else
                      "none: no SVM-neighbours" if self.feasible else "none: infeasible")
-        return {"alpha": list(self.alpha), "feasible": self.feasible, "status": self.result.status,
+        undecided = self.decision == "uncertain"        # never 'infeasible' (nor feasible) without a proof
+        why = {"undecided_because": self.certificate.reason or self.result.message,
+               "numeric_status": self.result.status} if undecided else {}
+        return {"alpha": list(self.alpha), "feasible": None if undecided else self.feasible,
+                "status": "undecided" if undecided else self.result.status, **why,
                 "p_mm": None if self.p_mm is None else self.p_mm.tolist(),
                 "p_mm_exact": exact, **({"p_mm_exact_omitted": omitted} if omitted else {}),
                 "neighbors": [list(t) for t in self.neighbors],
                 "score_gap": self.score_gap if math.isfinite(self.score_gap) else None, "score_gap_exact": gap_exact,
                 "locally_optimal": self.locally_optimal, "is_gmm": self.is_gmm, "certified": self.certified,
                 "decision": self.decision}
+
+
+def _text(q: Fraction) -> str:
+    """q as 'p/q', or its size where Python will not print integers that long (MAX_DIGITS)."""
+    try:
+        return str(q)
+    except ValueError:
+        return f"a fraction of about {int((q.numerator.bit_length() + q.denominator.bit_length()) * 0.302)} digits"
 
 
 def _float(q: Fraction) -> float:
@@ -130,7 +146,14 @@ def _select(ds: Dataset, alpha: tuple[int, ...], solver: str, exact: bool) -> Se
         other_cert = certify(other)
         if other_cert.verified:
             res, cert = other, other_cert
-    if cert.verified:
+    if not cert.verified:                   # scales float64 cannot hold together: decide in exact arithmetic
+        decided = solve_exact(res.problem)
+        if decided is not None:
+            res, cert = decided
+        else:
+            cert = Certificate(cert.kind, False, f"{cert.reason}; the exact solve is out of reach (over "
+                               f"{EXACT_ENTRIES} row entries or {EXACT_SECONDS:g} s)")
+    if cert.verified and res.status != "error":
         return _classify(ds, alpha, res, cert, cert.active, "exact")
     return _classify(ds, alpha, res, cert, res.active, "uncertain")
 
