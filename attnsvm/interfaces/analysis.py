@@ -69,8 +69,10 @@ def _json_float(q) -> float | None:
 
 
 def run_report(ds: Dataset, rule: str, steps: int, lr: float | None, p0: np.ndarray, loss: str = "logistic",
-               limit: int = 4096) -> dict:
-    """Run one update rule from p0 and say which LMM direction (if any) the iterate aligns with."""
+               limit: int = 4096, seconds: float | None = 30.0) -> dict:
+    """Run one update rule from p0 and say which LMM direction (if any) the iterate aligns with,
+    among the LMMs a search of at most `limit` selections and `seconds` finds (`lmm_search`
+    says whether that set is exact)."""
     if rule not in dynamics.RULES:
         raise UserError(f"--rule must be one of {sorted(dynamics.RULES)}, got {rule!r}")
     if lr is not None and not (math.isfinite(lr) and lr > 0):
@@ -87,7 +89,8 @@ def run_report(ds: Dataset, rule: str, steps: int, lr: float | None, p0: np.ndar
     problem = dynamics.Problem.from_datasets([ds], loss)
     tr = dynamics.run(problem, update, p0, steps)
     p = tr.final[0].cpu().numpy()
-    lmms = geometry.lmms(ds, limit)
+    found = geometry.search(ds, limit, seconds=seconds)
+    lmms = found.lmms
     corrs = [{"alpha": list(s.alpha), "is_gmm": s.is_gmm, "corr": geometry.corr(p, s.p_mm)} for s in lmms]
     best = max(corrs, key=lambda c: c["corr"], default=None)
     aligned = best["alpha"] if best and best["corr"] > 0.99 else None
@@ -99,6 +102,7 @@ def run_report(ds: Dataset, rule: str, steps: int, lr: float | None, p0: np.ndar
         "selected_tokens": tr.selected[0].cpu().tolist(),
         "max_log_unsaturation": float(tr.log_unsat[-1, 0].max()),
         "aligned_with": aligned, "best_corr": best["corr"] if best else None, "correlations": corrs,
+        "lmm_search": found.summary(), "lmm_set_exact": found.exact,
         "trace": {"steps": tr.steps, "norm": norms.tolist(), "loss": tr.value[:, 0].cpu().tolist(),
                   "log_grad_norm": tr.log_grad_norm[:, 0].cpu().tolist()},
     }

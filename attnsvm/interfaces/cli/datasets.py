@@ -8,36 +8,60 @@ from typing import Optional
 import typer
 
 from attnsvm.errors import UserError
+from attnsvm.files import MAX_FILE_BYTES
 from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
+
+
+MAX_STEPS = 10**8          # `run --steps` (the work estimate usually refuses far fewer first)
+AllowLargeOpt = typer.Option(False, "--allow-large", help="read datasets over the input-file size limit and run "
+                             "past the memory and work estimates' limits (see attnsvm.interfaces.cost)")
+SecondsOpt = typer.Option(30.0, "--seconds", help="stop the LMM search after this long (the set is then not exhaustive)")
+
+
+def _load(path: Path, allow_large: bool, steps: int = 0):
+    """The dataset at `path`, refused before it is built when its estimated cost is over the
+    limits (`cost.admit`), unless --allow-large."""
+    from attnsvm.attention.data import load_dataset
+    from attnsvm.interfaces import cost
+
+    return load_dataset(path, None if allow_large else MAX_FILE_BYTES,
+                        admit=lambda obj: cost.admit(cost.Shape.of(obj), steps, allow_large))
+
+
+def _seconds(seconds: float) -> float:
+    if not (seconds > 0 and seconds < float("inf")):
+        raise UserError(f"--seconds must be a positive finite number, got {seconds}")
+    return seconds
 
 
 @app.command()
 def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_file: Optional[Path] = JsonOpt,
             limit: int = typer.Option(4096, "--limit", min=1,
                                       help="enumerate all T^n selections up to this many, else sample this many"),
-            seconds: float = typer.Option(30.0, "--seconds", help="stop the LMM search after this long (the set is then not exhaustive)"),
+            seconds: float = SecondsOpt,
             screen: Optional[bool] = typer.Option(None, "--screen/--no-screen", help="skip certificates of robust non-LMMs "
-                                                  "(default: only when sampling)")):
+                                                  "(default: only when sampling)"),
+            allow_large: bool = AllowLargeOpt):
     """Scores, optimal tokens, GMM and every LMM with its SVM-neighbours and certificate status, and whether the LMM set is exact."""
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from attnsvm.attention.data import load_dataset
+    from attnsvm.errors import printable
     from attnsvm.files import check_output, write_json_atomic
 
     out, err = consoles()
-    if not (seconds > 0 and seconds < float("inf")):
-        raise UserError(f"--seconds must be a positive finite number, got {seconds}")
+    _seconds(seconds)
     if json_file:
-        check_output(json_file)
-    ds = load_dataset(data)
+        json_file = check_output(json_file, inputs=(data,))
+    ds = _load(data, allow_large)
     from attnsvm.interfaces.analysis import analyze_dataset      # (after the data: a bad file fails fast)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("analyzing", total=None)
         res = analyze_dataset(ds, limit, seconds, screen,
                               progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total))
-    t = Table(title=f"{ds.name}: n={ds.n}, T={ds.T}, d={ds.d}; optimal tokens {_short(res['optimal_tokens'])}"
+    t = Table(title=f"{escape(printable(ds.name))}: n={ds.n}, T={ds.T}, d={ds.d}; optimal tokens {_short(res['optimal_tokens'])}"
               f"{'' if res['strict_optimality'] else ' (ties)'}")
     for col in ("alpha", "LMM", "GMM", "p_mm", "neighbours T_i", "score gap", "decided"):
         t.add_column(col, overflow="fold")
@@ -47,9 +71,12 @@ def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_fil
     out.print(t)
     out.print(res["lmm_search"])
     g = res["gmm"]
-    out.print(f"GMM: {'feasible' if g['feasible'] else 'infeasible (' + g['status'] + ')'}"
-              + (f", p_mm = {_short(g['p_mm'], 4)}" if g["feasible"] else "")
-              + f" ({'certified exactly' if g['certified'] else 'NOT certified: ' + g['decision']})")
+    if g["feasible"] is None:
+        out.print(f"GMM: undecided ({g['undecided_because']})", markup=False)
+    else:
+        out.print(f"GMM: {'feasible' if g['feasible'] else 'infeasible (' + g['status'] + ')'}"
+                  + (f", p_mm = {_short(g['p_mm'], 4)}" if g["feasible"] else "")
+                  + f" ({'certified exactly' if g['certified'] else 'NOT certified: ' + g['decision']})")
     if json_file:
         write_json_atomic(json_file, res)
 
@@ -86,26 +113,27 @@ def _gap(s: dict) -> str:
 @app.command("run")
 def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
                  rule: str = typer.Option("gd", "--rule", help="gd | ngd | polyak"),
-                 steps: int = typer.Option(1000, "--steps", min=1),
+                 steps: int = typer.Option(1000, "--steps", min=1, max=MAX_STEPS),
                  lr: Optional[float] = typer.Option(None, "--lr", help="step size (gd default 1/L_p, Lemma 6; ngd default 0.1)"),
                  init: Optional[str] = typer.Option(None, "--init", help="start p_0, comma-separated (default 0)"),
-                 loss: str = typer.Option("logistic", "--loss"), json_file: Optional[Path] = JsonOpt):
+                 loss: str = typer.Option("logistic", "--loss"), json_file: Optional[Path] = JsonOpt,
+                 seconds: float = SecondsOpt, allow_large: bool = AllowLargeOpt):
     """Run GD / normalized GD / Polyak from p_0 and report the limit: which LMM it aligns with."""
     import numpy as np
     from rich.table import Table
 
-    from attnsvm.attention.data import load_dataset
     from attnsvm.files import check_output, write_json_atomic
 
     out, _ = consoles()
+    _seconds(seconds)
     if json_file:
-        check_output(json_file)
-    ds = load_dataset(data)
+        json_file = check_output(json_file, inputs=(data,))
+    ds = _load(data, allow_large, steps)
     from attnsvm.interfaces.analysis import run_report           # (after the data: a bad file fails fast)
     p0 = _vector(init, ds.d) if init is not None else np.zeros(ds.d)
     _check_smoothness(ds, loss, need_step=rule == "gd" and lr is None)
     with np.errstate(all="ignore"):
-        res = run_report(ds, rule, steps, lr, p0, loss)
+        res = run_report(ds, rule, steps, lr, p0, loss, seconds=seconds)
     _check_finite(res)
     t = Table(title=f"{rule} for {steps} steps (eta {res['eta']:.4g}) from {p0.tolist()}: status {res['status']}")
     t.add_column("quantity")
@@ -115,6 +143,7 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
     out.print(t)
     for c in res["correlations"]:
         out.print(f"  corr with LMM alpha={c['alpha']}{' (GMM)' if c['is_gmm'] else ''}: {c['corr']:.6f}")
+    out.print(f"  among the LMMs of the search: {res['lmm_search']}")
     if json_file:
         write_json_atomic(json_file, res)
 
@@ -176,16 +205,15 @@ def _vector(text: str, d: int):
 @app.command()
 def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset JSON file"),
          out_file: Path = typer.Option(..., "--out", help="PNG file to write"), seed: int = SeedOpt,
-         budget: str = BudgetOpt):
+         budget: str = BudgetOpt, allow_large: bool = AllowLargeOpt):
     """Draw a result's picture (tokens, SVM directions, GD trajectories, rate curves)."""
-    from attnsvm.attention.data import load_dataset
+    from attnsvm.files import check_output
     from attnsvm.interfaces import plotting
 
     out, _ = consoles()
-    if not out_file.resolve().parent.is_dir():
-        raise UserError(f"{out_file}: directory {out_file.parent} does not exist")
+    check_output(out_file, inputs=(target,) if target.endswith(".json") else ())
     if target.endswith(".json"):
-        ds = load_dataset(target)
+        ds = _load(Path(target), allow_large)
         from attnsvm.interfaces.plotting.dataset import plot_dataset        # (after the data: a bad file fails fast)
 
         _check_smoothness(ds, "logistic")
