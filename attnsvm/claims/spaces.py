@@ -348,26 +348,26 @@ def as_strategy(x) -> st.SearchStrategy:
 def check_params(space, params: dict) -> str | None:
     """Why `params` cannot come from `space` (an `instances(...)` space), or None. Parameters
     given as spaces of finitely many values, or as constants, are checked; unknown and missing
-    keys are rejected."""
+    keys are rejected (`parameters.why_not`)."""
     specs = space.params if isinstance(space, Space) else None
     if specs is None:
         return None
-    unknown = sorted(set(params) - set(specs))
-    if unknown:
-        return f"unknown parameter(s) {unknown}; the claim's instances have {sorted(specs)}"
-    missing = sorted(set(specs) - set(params))
-    if missing:
-        return f"missing parameter(s) {missing}"
-    for k, spec in specs.items():
-        if isinstance(spec, Space) and spec.values is not None and params[k] not in [_jsonable(v) for v in spec.values]:
-            return f"parameter {k!r} = {params[k]!r} is not one of {list(spec.values)}"
-        if isinstance(spec, Space) and spec.range is not None:
-            lo, hi = spec.range
-            if isinstance(params[k], bool) or not isinstance(params[k], int) or not lo <= params[k] <= hi:
-                return f"parameter {k!r} = {params[k]!r} is not an integer in [{lo}, {hi}]"
-        if not isinstance(spec, (Space, st.SearchStrategy)) and params[k] != _jsonable(spec):
-            return f"parameter {k!r} = {params[k]!r}, the claim fixes it to {spec!r}"
-    return None
+    from attnsvm.claims.parameters import why_not
+
+    return why_not({k: _constraint(spec) for k, spec in specs.items()}, params, {})
+
+
+def _constraint(spec):
+    """What a parameter specification of `instances(...)` says its values are."""
+    from attnsvm.claims.parameters import ANY, Number, Options
+
+    if isinstance(spec, Space) and spec.values is not None:
+        return Options(tuple(_jsonable(v) for v in spec.values))
+    if isinstance(spec, Space) and spec.range is not None:
+        return Number(*spec.range, integer=True)
+    if not isinstance(spec, (Space, st.SearchStrategy)):
+        return Options((_jsonable(spec),))          # a constant the claim fixes
+    return ANY
 
 
 def _jsonable(x):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from attnsvm.claims import parameters
 from attnsvm.claims.budget import BUDGETS, Budget
 from attnsvm.claims.claim import Claim, Instance, OutcomeError, validate_outcome
 from attnsvm.claims.isolation import CodeError, guarded
@@ -20,6 +21,11 @@ from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.errors import UserError
 
 FORMAT = "attnsvm-witness/1"
+BUDGET_BOUNDS = {"evaluations": parameters.Number(0, 10**6, integer=True),
+                 "seconds": parameters.Nullable(parameters.Number(0, 86400)),
+                 "min_instances": parameters.Number(0, 10**6, integer=True),
+                 "horizon": parameters.Number(0, 64, open_lo=True), "limit": parameters.Number(0, 86400),
+                 "retries": parameters.Number(0, 8, integer=True)}
 
 # field -> (types, required)
 SCHEMA: dict[str, tuple[tuple[type, ...], bool]] = {
@@ -51,10 +57,27 @@ def validate(witness: Any, where: str = "witness") -> dict:
     for key in ("dropped", "violates"):
         if not all(isinstance(x, str) for x in witness.get(key, [])):
             raise UserError(f"{where}: field {key!r} must be a list of hypothesis names")
-    Budget.from_json(witness["budget"])
+    budget = witness["budget"]
+    if isinstance(budget, dict):                    # bounded before it sizes any run (a horizon of 1e12 would not end)
+        for key, c in BUDGET_BOUNDS.items():
+            if key in budget:
+                _bounded(where, f"budget.{key}", budget[key], c)
+    Budget.from_json(budget)
     if witness.get("verdict", "REFUTED") != "REFUTED":
         raise UserError(f"{where}: verdict must be 'REFUTED'")
+    if witness["claim"] != witness["source"]:
+        raise UserError(f"{where}: claim {witness['claim']!r} disagrees with source {witness['source']!r} "
+                        "(a witness names the claim it refutes in both)")
+    if "seed" in witness:
+        _bounded(where, "seed", witness["seed"], parameters.SEED)
     return witness
+
+
+def _bounded(where: str, name: str, value, constraint) -> None:
+    try:
+        parameters.check(name, value, constraint)
+    except UserError as e:
+        raise UserError(f"{where}: {e}") from None
 
 
 def make_witness(claim: Claim, inst: Instance, budget: Budget, seed: int, source: str | None = None) -> dict:
@@ -65,10 +88,11 @@ def make_witness(claim: Claim, inst: Instance, budget: Budget, seed: int, source
             "verdict": "REFUTED", "outcome": {"holds": out.holds, "reason": out.reason, **out.detail}}
 
 
-def replay_witness(witness: dict, claim: Claim, space=None) -> Report:
+def replay_witness(witness: dict, claim: Claim, space=None, declared: dict | None = None) -> Report:
     """Re-verify a stored witness against `claim` (already with its hypotheses dropped): the
-    instance must lie in the claim's instance space (`space`, default the claim's own), meet
-    the kept hypotheses, violate a dropped one, and refute."""
+    instance must lie in the claim's instance space (`space`, default the claim's own) and meet
+    its result's `declared` parameters (`parameters.DECLARED`), meet the kept hypotheses,
+    violate a dropped one, and refute."""
     start = time.perf_counter()
     validate(witness)
     inst = Instance.from_json(witness["instance"], "witness.instance")
@@ -81,11 +105,12 @@ def replay_witness(witness: dict, claim: Claim, space=None) -> Report:
         return Report(claim.name, claim.part, verdict, claim.expected, evidence, witness, time.perf_counter() - start,
                       error)
 
-    why = check_params(space if space is not None else _space_of(claim), inst.params)
+    why = check_params(space if space is not None else _space_of(claim), inst.params) or \
+        (parameters.why_not(declared, inst.params, parameters.sizes_of(inst.dataset)) if declared is not None else None)
     if why:
         raise UserError(f"witness: {why}")
     try:
-        if not claim.meets(inst):
+        if not guarded("hypotheses", claim.meets, inst, instance=inst):
             return report(Verdict.INCONCLUSIVE, "the witness does not meet the claim's hypotheses "
                                                 "(or violates none of the dropped ones)")
         out = validate_outcome(guarded("conclusion", claim.conclusion, inst, budget, instance=inst))
