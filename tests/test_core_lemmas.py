@@ -210,3 +210,70 @@ def test_lemma7_a_lower_rung_passing_is_not_enough():
                                "params": {"loss": "correlation", "seed": 2, "points": 8, "alpha": [1, 2]}})
     out = local_gradient_condition(inst, QUICK)
     assert out.holds is False and out.detail["rungs"][0]["passes"] and not out.detail["rungs"][-1]["passes"]
+
+
+def test_ray_differences_in_float64_agree_with_mpmath():
+    """The sign of L(R q^) - L_* computed in float64's log domain (with its rounding bound) is mpmath's, and its
+    log-magnitude is within the first-order form's bound, on Lemma 9's radius grid."""
+    import math
+
+    import mpmath
+
+    from attnsvm.claims import rays
+    from attnsvm.claims.strategies import integer_datasets
+    from attnsvm.svm.directional import direction_of, mp_baseline, mp_risk, ray_difference
+
+    rng = np.random.default_rng(3)
+    space = rays.directions(integer_datasets(n=(1, 2), T=(2, 3), d=(1, 2)), losses=True)
+    compared = 0
+    while compared < 60:
+        drawn = space.sample(rng, None)
+        if drawn is None or not direction_of(drawn[0].dataset, drawn[0].params["q"]).unique:
+            continue
+        ds, q, loss = drawn[0].dataset, drawn[0].params["q"], drawn[0].params["loss"]
+        R = 4.0 * 2 ** int(rng.integers(0, 5))
+        value, how = ray_difference(ds, loss, R, q)
+        if how != "float":
+            continue
+        with mpmath.workdps(60 + int(2 * R * max(rays.key_spread(ds), 1.0) / math.log(10))):
+            nq = mpmath.sqrt(sum(mpmath.mpf(x) ** 2 for x in q))
+            exact = mp_risk(ds, [mpmath.mpf(R) * x / nq for x in q], loss) - mp_baseline(ds, direction_of(ds, q).alpha,
+                                                                                         loss)
+        assert value.sign == (exact > 0) - (exact < 0)
+        if value.sign:
+            assert abs(value.log_abs - float(mpmath.log(abs(exact)))) < 3e-6
+        compared += 1
+
+
+def test_lemma8_pairs_meet_the_premises():
+    """Lemma 8's instance space picks (p, q) among the pairs its exact integer screen accepts; each meets the
+    hypotheses as the engine decides them (Definition 3 in rational arithmetic)."""
+    from attnsvm.claims.strategies import integer_datasets
+    from attnsvm.results.checks.lemma8 import claim, premise_pairs
+
+    rng = np.random.default_rng(0)
+    space = premise_pairs(integer_datasets(n=(1, 2), T=(2, 3), d=2))
+    drawn = [x[0] for x in (space.sample(rng, None) for _ in range(80)) if x is not None]
+    assert len(drawn) > 20 and all(claim.meets(inst) for inst in drawn)
+
+
+def test_lemma7_selection_pool_screens_exactly():
+    """Selections skipped without a solve (a zero (ATT-SVM) row) are exactly infeasible, and the pool of a dataset's
+    LMMs is the same whether computed or remembered for equal data."""
+    import itertools
+
+    from attnsvm.claims import selections
+    from attnsvm.claims.strategies import keyed_datasets
+    from attnsvm.svm import screens
+
+    rng = np.random.default_rng(1)
+    space = keyed_datasets(n=(1, 2), T=(2, 3), dk=2, labels="positive")
+    for _ in range(15):
+        ds = space.sample(rng, None)[0]
+        for a in itertools.product(range(ds.T), repeat=ds.n):
+            if screens.zero_row(ds, a):
+                sel = geometry.select(ds, a)
+                assert sel.certified and not sel.feasible
+        lmms = [list(s.alpha) for s in geometry.lmms(ds) if s.certified]
+        again = keyed_dataset(model.exact_keys(ds)[..., :2].tolist(), model.exact_scores(ds).tolist())
+        assert selections.pool(ds, True) == lmms == selections.pool(again, True)

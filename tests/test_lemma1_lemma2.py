@@ -63,3 +63,23 @@ def test_lemma2_infeasibility_witnesses_are_exact():
     for hyp in ("common_label", "strict_optimality", "v_in_range_W"):
         out = runner.necessity_report(registry.entry("lemma2"), hyp, QUICK, 0).evidence["outcome"]
         assert out["status"] == "infeasible" and out["certificate"] == "farkas" and out["certificate_verified"]
+
+
+def test_lemma1_rounding_amplified_by_gd_is_not_a_failure():
+    """Finding: GD on p and GD on W compute the same iterates with different rounding, and GD can amplify that
+    difference (here 1.4e5-fold), so the two float64 sequences part by 2.3e-9 > TOL after 25 steps. The rounding
+    allowance (the amplification measured by a perturbed twin run) keeps that from refuting the lemma, while a real
+    gap (the W step not scaled by 1/||u||^2) stays far above it."""
+    from attnsvm.claims import Instance
+    from attnsvm.claims.strategies import gaussian_dataset
+    from attnsvm.results.checks.lemma1 import TOL, claim
+
+    ds = gaussian_dataset(1209230753, 2, 4, 3)
+    params = {"u": [0.0, 2.0, 1.0], "p0": [2.0, 3.0, -1.0], "W0": [[0.0, 0.8, 0.4], [0.0, 1.2, 0.6], [0.0, -0.4, -0.2]],
+              "eta": 0.5, "eta_W": 0.1, "loss": "exponential", "head": "linear", "head_seed": 0}
+    inst = Instance(ds, params)
+    assert claim.meets(inst)
+    out = claim.evaluate(inst, QUICK)
+    assert out.detail["max_rel_gap_W"] > TOL and out.detail["amplification"] > 1e4 and out.holds is True
+    out = claim.evaluate(Instance(ds, {**params, "eta_W": 0.2}), QUICK)
+    assert out.holds is False and out.detail["max_rel_gap_W"] > 1e3 * out.detail["tolerance"]
