@@ -49,7 +49,8 @@ claim = Claim(
     hypotheses=hyp.of("lemma1"),
     conclusion=tracks,
     instances=lambda dropped: lifting.starts(),
-    proxy=f"max over t <= {STEPS} x horizon of ||W_t - p_t u^T/||u||^2||_F / max(1, ||W_t||_F) <= {TOL} + {ROUNDING} eps "
+    proxy=f"max over t <= {STEPS} x horizon of ||W_t - p_t u^T/||u||^2||_F / max(1, ||W_t||_F) <= {TOL} + "
+          f"{ROUNDING} eps "
           f"(steps + 1) A, A the largest growth of a start perturbation (twin run); undecided where that allowance "
           f"exceeds {MAX_ALLOWANCE:g}",
     tolerances={"relative_gap": TOL, "rounding_per_step": ROUNDING, "max_allowance": MAX_ALLOWANCE},

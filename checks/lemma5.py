@@ -57,7 +57,8 @@ def slacks(direction: np.ndarray, q, P) -> tuple[np.ndarray, np.ndarray, np.ndar
 
 
 def ladder(inst, horizon: float) -> tuple[np.ndarray, list[float], int]:
-    """The instance's points, rung by rung (each rung: `points` x horizon per band), its radii and the points per rung."""
+    """The instance's points, rung by rung (each rung: `points` x horizon per band), its radii and the points per
+    rung."""
     ds, P = inst.dataset, inst.params
     sel = geometry.gmm(ds)
     q = sel.p_mm

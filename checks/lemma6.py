@@ -56,7 +56,8 @@ def draws(insts, rounds: int, D: int) -> dict:
     out = {"C": [], "U": [], "noise": [], "starts": []}
     for inst in insts:
         rng, d = np.random.default_rng(inst.params["seed"]), inst.dataset.d
-        out["C"].append(_pad(_unit(rng.normal(size=(CANDIDATES, d))) * 10.0 ** rng.uniform(-2, 1, size=(CANDIDATES, 1)), D))
+        centres = _unit(rng.normal(size=(CANDIDATES, d))) * 10.0 ** rng.uniform(-2, 1, size=(CANDIDATES, 1))
+        out["C"].append(_pad(centres, D))
         out["U"].append(_pad(_unit(rng.normal(size=(CANDIDATES, d))), D))
         out["noise"].append(np.stack([_pad(rng.normal(size=(KEEP, d)), D) for _ in range(rounds)]))
         out["starts"].append(_pad(rng.normal(size=(STARTS, d)) * 10.0 ** rng.uniform(-1, 1, size=(STARTS, 1)), D))
@@ -120,7 +121,8 @@ def descent_report(ds, loss: str, L: np.ndarray, g2: np.ndarray, moved: np.ndarr
     tol = ROUNDING * EPS * (ds.T * M1 * G + np.abs(L[:, :-1]) + np.abs(L[:, 1:]))
     excess = np.where(moved, L[:, 1:] - L[:, :-1] + 0.5 * eta * g2 - tol, -np.inf)
     s, t = np.unravel_index(np.argmax(excess), excess.shape)
-    return {"max_violation": float(excess[s, t]), "at_step": int(t), "start": int(s), "tolerance_there": float(tol[s, t]),
+    return {"max_violation": float(excess[s, t]), "at_step": int(t), "start": int(s),
+            "tolerance_there": float(tol[s, t]),
             "decrease_there": float(L[s, t] - L[s, t + 1]), "required_there": float(0.5 * eta * g2[s, t]),
             "runs": L.shape[0], "steps": g2.shape[1], "steps_checked": int(moved.sum())}
 
@@ -147,7 +149,8 @@ def smooth_and_descends(insts, budget) -> list[Outcome]:
         if not (np.isfinite(L[b]).all() and np.isfinite(g2[b]).all()):
             outs.append(Outcome(None, detail=detail, reason="a risk or gradient along a GD run is not finite"))
         elif desc["steps_checked"] == 0:
-            outs.append(Outcome(None, detail=detail, reason="no GD step moved p in float64 (step below the resolution of p)"))
+            outs.append(Outcome(None, detail=detail,
+                                reason="no GD step moved p in float64 (step below the resolution of p)"))
         else:
             outs.append(Outcome(bool(ratio[b] <= Lp[b] and desc["max_violation"] <= 0), detail=detail))
     return outs

@@ -122,7 +122,8 @@ def point_slacks(ds, sel, k, P, Qr, direc, log_norm, points) -> tuple[dict, np.n
     l3 = np.where(top, np.where(c_mm > 0, 1 + PI_TOL - rho, (1 + PI_TOL) * c_mm - c_p), np.inf)
     slacks = {"31a_lower": np.min(low, axis=0), "31a_upper": np.min(up, axis=0), "31c": norm_slack, "L3": l3}
     with np.errstate(invalid="ignore"):
-        c_hat = np.where(trusted & (c_mm > 0), log_norm + np.log(np.where(c_mm > 0, c_mm, 1.0)) + math.log(nq) - lo, np.inf)
+        c_hat = np.where(trusted & (c_mm > 0), log_norm + np.log(np.where(c_mm > 0, c_mm, 1.0)) + math.log(nq) - lo,
+                         np.inf)
     extras = {"log_c_hat": c_hat, "rho_top": np.where(trusted & top & np.isfinite(rho), rho, -np.inf)}
     return slacks, trusted, extras
 

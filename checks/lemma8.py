@@ -74,16 +74,18 @@ def premise_pairs(datasets: Space, lo: int = -2, hi: int = 2, p_optimal: bool = 
         loss = c.sampled_from(names)
         dirs = rays.candidates(ds.d, lo, hi)
         tb = rays.table(ds, dirs)
-        ok = ((tb.alpha[:, None] == tb.alpha[None, :]).all(-1) & (tb.unique & (tb.neighbor_optimal == p_optimal))[:, None]
-              & (tb.unique & tb.neighbor_optimal)[None, :] & (tb.margin_order() > 0))
+        p_ok = tb.unique & (tb.neighbor_optimal == p_optimal)
+        q_ok = tb.unique & tb.neighbor_optimal
+        ok = (tb.alpha[:, None] == tb.alpha[None, :]).all(-1) & p_ok[:, None] & q_ok[None, :] & (tb.margin_order() > 0)
         pairs = np.argwhere(ok)
         if not len(pairs):
             c.reject()
         a, b = pairs[c.integer(0, len(pairs) - 1, "index")]
         return Instance(ds, {"q": dirs[b].tolist(), "loss": loss, "p": dirs[a].tolist()})
 
+    which = "meeting the premises" + ("" if p_optimal else ", p not neighbour-optimal")
     return Space(generate, f"{datasets.description}; loss in {names}; (p, q) one of the pairs of integer directions "
-                           f"in [{lo}, {hi}]^d meeting the premises" + ("" if p_optimal else ", p not neighbour-optimal"))
+                           f"in [{lo}, {hi}]^d {which}")
 
 
 claim = Claim(

@@ -137,7 +137,8 @@ def _group_runs(insts: list[Instance], shape, steps: int) -> list[tuple[float, f
         p = (pp - eta[:, None] * gp).detach()
         W = (WW - eta_W[:, None, None] * gW).detach()
         twin = (tt - eta[:, None] * gt).detach()
-    return [(float(a), float(c), float(m), k) for a, c, m, k in zip(worst_W.tolist(), worst_Wu.tolist(), amp.tolist(), bad)]
+    return [(float(a), float(c), float(m), k)
+            for a, c, m, k in zip(worst_W.tolist(), worst_Wu.tolist(), amp.tolist(), bad)]
 
 
 def runs(insts: list[Instance], steps: int) -> Runs:

@@ -143,7 +143,8 @@ def decide(found: Sequence[Gap], margin_gamma, last: int, max_exponent: float) -
     Margin: -difference / e^{-r Gamma} at the last radius, clipped to [-1, 1]."""
     if len(found) < last:
         return Outcome(None, detail={"radii": [g.R for g in found]},
-                       reason=f"fewer than {last} radii below R x spread = {max_exponent}: margins too small for the grid")
+                       reason=f"fewer than {last} radii below R x spread = {max_exponent}: margins too small for the "
+                              "grid")
     tail = found[-last:]
     signs = [g.value.sign < 0 for g in tail]
     end = tail[-1]

@@ -65,7 +65,8 @@ def exact_rank(rows: Sequence[Sequence]) -> int:
     rows = [[Fraction(x) for x in r] for r in rows]
     if not rows or not rows[0]:
         return 0
-    return flint.fmpq_mat(len(rows), len(rows[0]), [flint.fmpq(x.numerator, x.denominator) for r in rows for x in r]).rank()
+    entries = [flint.fmpq(x.numerator, x.denominator) for r in rows for x in r]
+    return flint.fmpq_mat(len(rows), len(rows[0]), entries).rank()
 
 
 def direction_of(ds: Dataset, q: Sequence) -> Direction:
