@@ -26,10 +26,11 @@ then the verdict:
      replayable JSON).
 
 A conclusion wrapped in `claims.batched` is evaluated over batches: the exhaustive and sampled
-phases feed it BATCH instances at a time, the targeted phase whole generations of mutants;
-undecided instances are re-evaluated at longer horizons (`Claim.extend`) and failures confirmed
-at longer horizons (`Claim.confirm`) as batches. Batches are cut where the one-at-a-time search
-would stop, so both evaluate the same instances in the same order and reach the same verdict.
+phases feed it FIRST_BATCH instances, then twice as many each time up to BATCH; the targeted
+phase whole generations of mutants. Undecided instances are re-evaluated at longer horizons
+(`Claim.extend`) and failures confirmed at longer horizons (`Claim.confirm`) as batches.
+Batches are cut where the one-at-a-time search would stop, so up to the targeted phase both
+evaluate the same instances in the same order.
 
 The wall clock never decides a verdict of a named budget: the evaluation count does. It only
 guards against runaway code: a part that runs past the larger of the budget's `limit` and
@@ -67,7 +68,9 @@ SAMPLED_SHARE = 0.5             # ... up to here: uniform sampling of the scopes
 TARGETED_SHARE = 0.85           # ... up to here: local search toward the targets (then Hypothesis)
 INCONCLUSIVE_SHARE = 0.25       # SUPPORTED needs at most this share of evaluated instances undecided
 PROBE_COUNT = 100               # instances of a scope after which its cost is projected (with 1.5x slack)
-BATCH = 256                     # instances a batched conclusion evaluates together
+BATCH = 256                     # instances a batched conclusion evaluates together (at most)
+FIRST_BATCH = 8                 # its first batch; each next one doubles up to BATCH (a claim that
+                                # fails often is refuted before a whole batch is spent)
 GENERATION = 64                 # mutants per generation of the targeted phase, for a batched conclusion
 SEQUENTIAL_CAP = 64             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
 RUNAWAY = 10                    # runaway guard: past max(budget.limit, RUNAWAY x projected cost), an error row
@@ -90,7 +93,7 @@ class Search:
     def __init__(self, claim: Claim, budget: Budget, seed: int, guard: Guard | None = None):
         self.claim, self.budget, self.seed = claim, budget, seed
         self.evaluations = evaluations(budget, claim.evaluations)     # the search's size
-        self.batch = BATCH if claim.is_batched else 1
+        self.batch = FIRST_BATCH if claim.is_batched else 1     # the next batch's size (doubles up to BATCH)
         self.guard = guard or Guard(None)
         self.start = time.monotonic()
         self.projected: float | None = None     # seconds the whole search is projected to take (runaway guard)
@@ -234,6 +237,8 @@ class Search:
         one-at-a-time search would not have reached it)."""
         if not batch:
             return None
+        if self.claim.is_batched:
+            self.batch = min(BATCH, 2 * self.batch)
         outs = self.outcomes([inst for inst, _ in batch])
         for (inst, record), out in zip(batch, outs):
             self.count(out, record)
