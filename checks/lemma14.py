@@ -11,8 +11,8 @@ Assumption D holds with the O_i, with (our reading of the proof's constants)
 q^{p'} <= Q_mu and q^{p'} <= (q^p)^{1 + mu} give L(p') - L_* <= M C q^{p'} < (m c/n) q^p <= L(p) - L_*.
 
 Instances: keyed datasets (Figure-1 construction) with integer keys and scores, heads
-h(x) = phi(v^T x) (`checks.theorem8.head_loss`: Y h = phi(<s, gamma>)), O_i = the top-score
-tokens (hypothesis `label_mixing`: then (85) holds for the composite loss loss o phi with
+h(x) = phi(v^T x) (`svm.generalized.head_loss`: Y h = phi(<s, gamma>)), O_i = the top-score
+tokens (hypothesis `prime.label_mixing`: then (85) holds for the composite loss loss o phi with
 c = the smallest and C = the largest score gap to the tokens outside O_i). m and M are read on a
 4097-point grid of the interval (m halved for the grid's error); if c <= 0 (hypothesis dropped)
 the formula gives no Q_mu and Q = 1e-12 is used: a failing pair there shows that no Q_mu >= 1e-12
@@ -25,23 +25,28 @@ min(Q_mu, (q^p)^{1 + mu}) (the hardest allowed p'). Excess risks L - L_* (L_* = 
 are computed without cancellation (`losses.increment`). Holds when L(p') < L(p) on every pair
 meeting the premise; margin = min (L(p) - L(p'))/(L(p) - L_*)."""
 
+from typing import Callable
+
 import numpy as np
 import torch
 
 from attnsvm.attention import losses, model
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims import Claim, Instance, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.hypotheses.prime import sets_of
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_dataset, sampled_from, seeds
 from attnsvm.svm import generalized
-from attnsvm.results.checks.theorem8 import HEADS, head_loss, sets_of, top_sets_given
+from attnsvm.svm.generalized import HEADS, head_loss
 
 MUS = (0.25, 1.0, 4.0)
 RADII = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 RANDOM_DIRECTIONS = 8
 GRID = 4097
 Q_FLOOR = 1e-12
+BISECTIONS = 50         # halvings of the scale lambda of p' (from [0, 2^j], 2^j the first power of 2 that gets there)
+MAX_SCALE = 1e6         # a direction that needs lambda above this does not get there
 
 
 def _outside(ds, sets) -> np.ndarray:
@@ -51,18 +56,29 @@ def _outside(ds, sets) -> np.ndarray:
     return mask
 
 
-def mixing_state(K, gamma, out, gstar, p):
-    """(log q_i, x_i) at p: log of the mass outside the sets and x_i = sum_{t not in O_i} s_t (gamma*_i - gamma_t)."""
-    a = K @ p
-    logs = a - np.logaddexp.reduce(a, axis=1, keepdims=True)
-    logq = np.array([np.logaddexp.reduce(logs[i, out[i]]) for i in range(len(a))])
-    x = np.array([np.sum(np.exp(logs[i, out[i]]) * (gstar[i] - gamma[i, out[i]])) for i in range(len(a))])
+def _logsumexp(a: np.ndarray, mask: np.ndarray | None = None) -> np.ndarray:
+    """log sum_t exp(a_t) over the last axis (over the tokens where `mask`, -inf where none)."""
+    if mask is not None:
+        a = np.where(mask, a, -np.inf)
+    m = a.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    return np.log(np.exp(a - m).sum(-1)) + m[..., 0]          # log 0 = -inf where no token counts
+
+
+def mixing_state(K, gamma, out, gstar, P):
+    """(log q, x) at points P (M, d), each (M, n): log of the mass outside the sets and
+    x_i = sum_{t not in O_i} s_t (gamma*_i - gamma_t)."""
+    a = np.einsum("itd,md->mit", K, P)
+    logs = a - _logsumexp(a)[..., None]
+    logq = _logsumexp(logs, out[None])
+    x = np.sum(np.where(out[None], np.exp(logs) * (gstar[:, None] - gamma)[None], 0.0), axis=2)
     return logq, x
 
 
-def excess(loss, gstar, x) -> float:
-    """L(p) - L_* = mean_i [loss(gamma*_i - x_i) - loss(gamma*_i)], without cancellation."""
-    return float(losses.increment(loss, torch.as_tensor(gstar), torch.as_tensor(x)).mean())
+def excess(loss, gstar, x) -> np.ndarray:
+    """L(p) - L_* = mean_i [loss(gamma*_i - x_i) - loss(gamma*_i)] per row of x (M, n), without cancellation."""
+    g = torch.as_tensor(np.broadcast_to(gstar, x.shape).copy())
+    return losses.increment(loss, g, torch.as_tensor(x)).mean(-1).numpy()
 
 
 def constants(ds, sets, loss):
@@ -83,24 +99,27 @@ def q_mu(c, C, m, M, n, mu) -> float:
     return 0.5 * (m * c / (n * M * C)) ** ((1 + mu) / mu)
 
 
-def _scale_to(K, gamma, out, gstar, u, log_target) -> np.ndarray | None:
-    """lambda u with log q just below log_target (bisection on lambda; None if q does not get there)."""
-    hi = 1.0
-    while mixing_state(K, gamma, out, gstar, hi * u)[0].max() > log_target:
-        hi *= 2
-        if hi > 1e6:
-            return None
-    lo = 0.0
-    for _ in range(80):
+def scale_to(K, gamma, out, gstar, W: np.ndarray, log_target: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row j: lambda W_j with max_i log q just below log_target[j] (bisection on lambda from
+    [0, 2^k], 2^k the first power of two that gets there; NaN rows where no lambda <= MAX_SCALE
+    does), and that max_i log q (inf where none)."""
+    A = np.einsum("itd,md->mit", K, W)                                   # logits along each W_j, per unit lambda
+    top = lambda lam: (_logsumexp(lam[:, None, None] * A, out[None]) - _logsumexp(lam[:, None, None] * A)).max(-1)
+    hi = np.ones(len(W))
+    live = top(hi) > log_target
+    while live.any():
+        hi = np.where(live, 2 * hi, hi)
+        live = live & (hi <= MAX_SCALE)
+        live &= top(hi) > log_target
+    lo = np.zeros(len(W))
+    for _ in range(BISECTIONS):
         mid = (lo + hi) / 2
-        if mixing_state(K, gamma, out, gstar, mid * u)[0].max() > log_target:
-            lo = mid
-        else:
-            hi = mid
-    return hi * u
+        above = top(mid) > log_target
+        lo, hi = np.where(above, mid, lo), np.where(above, hi, mid)
+    return np.where((hi <= MAX_SCALE)[:, None], hi[:, None] * W, np.nan), np.where(hi <= MAX_SCALE, top(hi), np.inf)
 
 
-def mixing_hurts(inst, budget) -> Outcome:
+def mixing_hurts_one(inst) -> Outcome:
     ds, P = inst.dataset, inst.params
     sets = sets_of(inst)
     loss = head_loss(P["loss"], P["head"])
@@ -108,47 +127,47 @@ def mixing_hurts(inst, budget) -> Outcome:
     gamma, out, gstar, c, C, m, M = constants(ds, sets, loss)
     mu = float(P["mu"])
     Q = q_mu(c, C, m, M, ds.n, mu)
-    sol = generalized.att_svm_prime(ds, sets, convexity=False)
-    if not (sol.certified and sol.feasible and sol.value2 > 0):
-        return Outcome(None, reason="(ATT-SVM') for the sets is infeasible or trivial: no direction with q -> 0")
-    U = sol.unit_solutions()
+    U = generalized.solution(ds, sets).unit_solutions()
     rng = np.random.default_rng(P["seed"])
     dirs = list(rng.normal(size=(RANDOM_DIRECTIONS, ds.d))) + list(K.reshape(-1, ds.d)) + list(U)
-    dirs = [u / np.linalg.norm(u) for u in dirs if np.linalg.norm(u) > 0]
-    worst, pairs, fail = np.inf, 0, None
-    for u in dirs:
-        for r in RADII:
-            p = r * u
-            logq, x = mixing_state(K, gamma, out, gstar, p)
-            target = min(np.log(Q), (1 + mu) * logq.max())
-            Ep = excess(loss, gstar, x)
-            for w in U:
-                p2 = _scale_to(K, gamma, out, gstar, w, target)
-                if p2 is None:
-                    continue
-                logq2, x2 = mixing_state(K, gamma, out, gstar, p2)
-                if logq2.max() > target:
-                    continue
-                pairs += 1
-                Ep2 = excess(loss, gstar, x2)
-                rel = (Ep - Ep2) / Ep if Ep > 0 else (-np.inf if Ep2 >= Ep else np.inf)
-                if rel < worst:
-                    worst = rel
-                if Ep2 >= Ep and fail is None:
-                    fail = {"p": p.tolist(), "p_prime": p2.tolist(), "q": float(np.exp(logq.max())),
-                            "q_prime": float(np.exp(logq2.max())), "excess_p": Ep, "excess_p_prime": Ep2}
+    dirs = np.array([u / np.linalg.norm(u) for u in dirs if np.linalg.norm(u) > 0])
+    Pts = (np.array(RADII)[None, :, None] * dirs[:, None, :]).reshape(-1, ds.d)          # p = r u, (D x radii, d)
+    logq, x = mixing_state(K, gamma, out, gstar, Pts)
+    target = np.minimum(np.log(Q), (1 + mu) * logq.max(-1))
+    Ep = excess(loss, gstar, x)
+    # every pair (p, w): p' = lambda w with q^{p'} just below p's target
+    pi = np.repeat(np.arange(len(Pts)), len(U))
+    W = np.tile(U, (len(Pts), 1))
+    P2, top2 = scale_to(K, gamma, out, gstar, W, target[pi])
+    found = ~np.isnan(P2).any(-1)
+    _, x2 = mixing_state(K, gamma, out, gstar, np.where(found[:, None], P2, 0.0))
+    meets = found & (top2 <= target[pi])
+    Ep2 = excess(loss, gstar, x2)
+    pairs = int(meets.sum())
+    rel = np.where(Ep[pi] > 0, (Ep[pi] - Ep2) / Ep[pi], np.where(Ep2 >= Ep[pi], -np.inf, np.inf))
+    worst = float(rel[meets].min()) if pairs else np.inf
     detail = {"c": c, "C": C, "m": m, "M": M, "mu": mu, "Q_mu": Q, "pairs": pairs,
-              "least_relative_gap": None if not np.isfinite(worst) else float(worst)}
-    if fail is not None:
+              "least_relative_gap": None if not np.isfinite(worst) else worst}
+    fails = np.nonzero(meets & (Ep2 >= Ep[pi]))[0]
+    if len(fails):
+        j = fails[0]
+        fail = {"p": Pts[pi[j]].tolist(), "p_prime": P2[j].tolist(), "q": float(np.exp(logq[pi[j]].max())),
+                "q_prime": float(np.exp(top2[j])), "excess_p": float(Ep[pi[j]]), "excess_p_prime": float(Ep2[j])}
         return Outcome(False, detail={**detail, "failing_pair": fail}, margin=-1.0)
     if pairs == 0:
         return Outcome(None, detail=detail, reason="no pair met the premise")
     return Outcome(True, detail=detail, margin=float(min(worst, 1.0)))
 
 
-def _instances(dropped):
-    """Keyed datasets n 1..2, T 2..3, keys in [-2, 2]^2, scores in [-1, 1]; sets = top-score tokens, or
-    (label_mixing dropped) one input's set changed by one token."""
+@batched
+def mixing_hurts(insts, budget) -> list[Outcome]:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return [mixing_hurts_one(inst) for inst in insts]
+
+
+def mixing_instances(change: Callable | None = None) -> Space:
+    """Keyed datasets n 1..2, T 2..3, keys in [-2, 2]^2, scores in [-1, 1]; heads phi(v^T x), a loss, mu;
+    sets = the top-score tokens, or `change(chooser, sets, T)`'s sets (a necessity search's)."""
     def generate(c) -> Instance:
         nn, TT = c.integer(1, 2, "size"), c.integer(2, 3, "size")
         keys = [[[c.integer(-2, 2, "entry") for _ in range(2)] for _ in range(TT)] for _ in range(nn)]
@@ -156,11 +175,8 @@ def _instances(dropped):
         labels = [c.sampled_from([1, -1]) for _ in range(nn)]
         ds = keyed_dataset(keys, scores, labels, name="keyed")
         sets = [list(O) for O in generalized.top_sets(ds)]
-        if "label_mixing" in dropped:
-            i, t = c.integer(0, nn - 1, "index"), c.integer(0, TT - 1, "index")
-            sets[i] = sorted(set(sets[i]) ^ {t})
-            if not sets[i] or len(sets[i]) == TT:
-                c.reject()
+        if change is not None:
+            sets = change(c, sets, TT)
         return Instance(ds, {"loss": c.sampled_from(sorted(LOSSES)), "head": c.sampled_from(list(HEADS)),
                              "mu": c.sampled_from(list(MUS)), "seed": c.integer(0, 2**16, "seed"), "sets": sets})
 
@@ -170,27 +186,17 @@ def _instances(dropped):
                            "sets = top-score tokens", params=specs)
 
 
-def _some_outside(inst) -> bool:
-    sol = generalized.att_svm_prime(inst.dataset, sets_of(inst), convexity=False)
-    return sol.certified and sol.feasible and sol.value2 > 0
-
-
 claim = Claim(
     name="lemma14",
-    evaluations=22,
+    evaluations=500,
     statement="linear label mixing (85) with c > 0 and -loss' >= m > 0 on the margin interval => Assumption D with "
               "Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}",
-    hypotheses=(
-        hyp.get("loss.assumption_A"),
-        Hypothesis("label_mixing", "(85) with c > 0: O_i = the top-score tokens (exact), so each token outside O_i "
-                                   "lowers the margin by at least c = its score gap > 0", top_sets_given),
-        Hypothesis("prime_feasible", "(ATT-SVM') for the sets is feasible with Xi > 0 (a direction along which q -> 0)",
-                   _some_outside),
-    ),
+    hypotheses=hyp.of("lemma14"),
     conclusion=mixing_hurts,
-    instances=_instances,
+    instances=lambda dropped: mixing_instances(),
     measures=("least_relative_gap", "pairs", "Q_mu"),
-    proxy="pairs (p, p'): p = r u (random, key and (ATT-SVM') directions u, r in 1/2..16), p' = lambda u' on an "
-          "(ATT-SVM') direction with q^{p'} just below min(Q_mu, (q^p)^{1+mu}); holds when L(p') < L(p) on every pair "
-          "(excess risks without cancellation)",
+    proxy=f"pairs (p, p'): p = r u ({RANDOM_DIRECTIONS} random, key and (ATT-SVM') directions u, r in {list(RADII)}), "
+          f"p' = lambda u' on an (ATT-SVM') direction with q^{{p'}} just below min(Q_mu, (q^p)^{{1+mu}}) ({BISECTIONS} "
+          "bisections); holds when L(p') < L(p) on every pair (excess risks without cancellation)",
+    tolerances={"q_floor": Q_FLOOR, "bisections": BISECTIONS, "max_scale": MAX_SCALE, "derivative_grid": GRID},
 )

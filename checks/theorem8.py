@@ -8,128 +8,85 @@ example generalised (keys (a, b), (-a, b), (0, e): two mirrored solutions). Head
 with phi odd and strictly increasing: linear (phi = id), tanh, cubic (phi(u) = u + u^3). Since
 Y h(X^T s) = phi(<s, gamma>) for Y = +-1, the risk is L(p) = mean_i loss(phi(<s_i, gamma_i>)):
 the linear-head regularization path (`dynamics.regpath`) with the composite loss loss o phi
-(`head_loss`, its increment computed without cancellation). Assumption D holds through Lemma 14
-exactly when O_i = the top-score tokens (hypothesis `assumption_D`): tokens outside O_i then
-lower the margin by between c q_i and C q_i, c > 0 (linear label mixing).
+(`svm.generalized.head_loss`, its increment computed without cancellation). Assumption D holds
+through Lemma 14 exactly when O_i = the top-score tokens (hypothesis `prime.assumption_D`): tokens
+outside O_i then lower the margin by between c q_i and C q_i, c > 0 (linear label mixing).
 
 P^mm: `svm.generalized.att_svm_prime` (every piece certified exactly). Proxy (named), as
-Theorem 1's: gap_k = min over the solution set of 1 - corr(p(R_k), p*) on R_k = 2^k Xi,
-k < 5 (+1 per horizon doubling); holds when the gap at the largest radius is <= GAP_TOL and
-does not increase over the last three radii; fails when it stays above GAP_TOL without
-decreasing by PLATEAU over them (a factor 4 in R); else the grid is extended (up to EXTEND
-doublings), then INCONCLUSIVE. Every radius is solved from every solution direction, every
-piece's optimum, every LMM direction and two random directions."""
+Theorem 1's with this result's own tolerances: gap_k = min over the solution set of
+1 - corr(p(R_k), p*) on R_k = 2^k Xi, k = h .. h + GRID - 1 (h = log2 of the horizon:
+`paths.grid`); holds when the gap at the largest radius is <= GAP_TOL, does not increase over
+the last LAST radii and falls like a power of R (`paths.approaches`); fails when it stays above
+GAP_TOL without decreasing by PLATEAU over them (`paths.plateau`), and still does at 8x the radii
+(the engine's `confirm`: a symmetric direction can win at moderate R); undecided instances are
+re-evaluated at 2, 4, 8x the radii (`extend`), then INCONCLUSIVE. Every radius is solved from
+every solution direction, every piece's optimum, every LMM direction and two random
+directions; the instances of a batch are solved together, each as if alone
+(`dynamics.paths.linear_paths`)"""
 
 import math
+from typing import Callable
 
 import numpy as np
-import torch
 
-from attnsvm.attention import losses
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Hypothesis, Instance, Outcome
+from attnsvm.claims import Claim, Instance, Outcome, batched
 from attnsvm.claims import hypotheses as hyp
+from attnsvm.claims.hypotheses.prime import sets_of
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_dataset, sampled_from, seeds
-from attnsvm.dynamics import Problem, regpath
-from attnsvm.dynamics.trends import approaches, loglog_slope
+from attnsvm.dynamics import paths
 from attnsvm.svm import generalized
-from attnsvm.results.checks.theorem1 import EXTEND, GAP_TOL, ITERS, LAST, PLATEAU, SLOPE, grid_size, path_starts
+from attnsvm.svm.generalized import HEADS, head_loss
 
-HEADS = ("linear", "tanh", "cubic")
-
-# phi, phi', and phi(u) - phi(u - c) without cancellation
-_PHI = {
-    "linear": (lambda u: u, lambda u: torch.ones_like(u), lambda u, c: c),
-    "tanh": (torch.tanh, lambda u: 1 - torch.tanh(u) ** 2, lambda u, c: torch.sinh(c) / (torch.cosh(u) * torch.cosh(u - c))),
-    "cubic": (lambda u: u + u ** 3, lambda u: 1 + 3 * u ** 2, lambda u, c: c * (1 + u ** 2 + u * (u - c) + (u - c) ** 2)),
-}
-
-
-def head_loss(loss: str, head: str) -> losses.Loss:
-    """loss o phi: the risk of the head h(x) = phi(v^T x) as a linear-head risk (Y phi(u) = phi(Y u))."""
-    base = losses.get_loss(loss)
-    if head == "linear":
-        return base
-    phi, dphi, drop = _PHI[head]
-    return losses.Loss(f"{loss}o{head}", value=lambda u: base.value(phi(u)),
-                       deriv=lambda u: base.deriv(phi(u)) * dphi(u),
-                       increment=lambda u, c: losses.increment(base, phi(u), drop(u, c)))
-
-
-def sets_of(inst) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(O) for O in inst.params["sets"])
-
-
-def top_sets_given(inst) -> bool:
-    """Assumption D via Lemma 14: the given O_i are exactly the top-score tokens (exact scores)."""
-    return sets_of(inst) == generalized.top_sets(inst.dataset)
-
-
-def prime_feasible(inst) -> bool:
-    sol = _solution(inst)
-    return sol.certified and sol.feasible and sol.value2 > 0
-
-
-def _solution(inst) -> generalized.Solution:
-    key = ("att_svm_prime", sets_of(inst))
-    return inst.dataset.memo(key, lambda: generalized.att_svm_prime(inst.dataset, sets_of(inst), convexity=False))
-
-
-def path_to_solution_set(inst, budget) -> Outcome:
-    ds, P = inst.dataset, inst.params
-    sol = _solution(inst)
-    U = sol.unit_solutions()
-    xi = math.sqrt(float(sol.value2))
-    pieces = [np.array([float(a) for a in p.x]) for p in sol.pieces if p.x is not None]
-    starts = np.vstack([path_starts(ds, U[0], P["seed"])] + [U] + [x[None] for x in pieces])
-    problem = Problem.from_datasets([ds], head_loss(P["loss"], P["head"]))
-    G = grid_size(budget)
-    for extra in range(EXTEND + 1):
-        out = _decide(problem, U, xi * 2.0 ** np.arange(G + extra), starts, sol)
-        if out.holds is not None or out.reason != UNDECIDED:
-            break
-    if out.holds is False:              # a plateau must persist on the longer grid
-        longer = _decide(problem, U, xi * 2.0 ** np.arange(max(G + 3, CONFIRM)), starts, sol)
-        out = Outcome(longer.holds, detail={**longer.detail, "first_grid": out.detail}, margin=longer.margin,
-                      reason=longer.reason)
-    return out
-
-
-CONFIRM = 8     # radii Xi .. 2^7 Xi when confirming a plateau: a symmetric direction can win at moderate R
-
-
+GAP_TOL = 1e-3
+SLOPE = -1.0
+PLATEAU = 1e-3
+LAST = 3
+ITERS = 30          # solver iterations per radius at horizon 1 (scaled with the horizon)
+GRID = 6
 UNDECIDED = "gap above tolerance but still decreasing at the largest radius"
 
 
-def _decide(problem, U, radii, starts, sol) -> Outcome:
-    path = regpath.path(problem, radii, starts, iters=ITERS)
-    corr = torch.stack([path.corr(torch.as_tensor(u))[:, 0] for u in U], -1)      # (G, k)
-    gaps = (1 - corr.max(-1).values).clamp_min(0).tolist()
-    ok = regpath.settled(path)
+def decide(solved: paths.Solved, U: np.ndarray, mult: np.ndarray, sol) -> Outcome:
+    """The proxy on one instance's path (module docstring)."""
+    gaps = np.min([paths.gaps_to(solved.p, u) for u in U], axis=0).tolist()
+    ok = solved.settled()
     tail = slice(len(gaps) - LAST, len(gaps))
-    mult = (radii / radii[0]).tolist()
     detail = {"sets": [list(O) for O in sol.sets], "Xi2": str(sol.value2), "solutions": len(U),
-              "R_over_Xi": mult, "gap": gaps, "status": [s[0] for s in path.status],
-              "residual": path.residual[:, 0].tolist(), "final_direction": (path.p[-1, 0] / path.p[-1, 0].norm()).tolist(),
-              "loglog_slope_last": loglog_slope(mult[tail], gaps[tail])}
+              "R_over_Xi": mult.tolist(), "gap": gaps, "status": solved.status, "residual": solved.residual.tolist(),
+              "final_direction": solved.unit(), "loglog_slope_last": paths.loglog_slope(mult[tail], gaps[tail])}
     if not all(ok[tail]):
         return Outcome(None, detail=detail, reason="path solve did not settle on the last radii")
     last = gaps[tail]
     detail["gap_last"] = last[-1]
-    if approaches(mult[tail], last, GAP_TOL, SLOPE):
+    if paths.approaches(mult[tail], last, GAP_TOL, SLOPE):
         return Outcome(True, detail=detail, margin=GAP_TOL - last[-1])
-    if last[-1] > GAP_TOL and last[-1] >= last[0] * (1 - PLATEAU):
+    if paths.plateau(last, GAP_TOL, PLATEAU):
         return Outcome(False, detail=detail, margin=GAP_TOL - last[-1])
-    return Outcome(None, detail=detail, reason=UNDECIDED)
+    return Outcome(None, detail=detail, reason=UNDECIDED, margin=GAP_TOL - last[-1])
 
 
-def _tied_instances(dropped: frozenset, n=(1, 2), T=(3, 4)) -> Space:
+@batched
+def path_to_solution_set(insts, budget) -> list[Outcome]:
+    mult = paths.grid(GRID, budget)
+    sols = [generalized.solution(inst.dataset, sets_of(inst)) for inst in insts]
+    units = [sol.unit_solutions() for sol in sols]
+    starts = []
+    for inst, sol, U in zip(insts, sols, units):
+        pieces = [np.array([float(a) for a in p.x]) for p in sol.pieces if p.x is not None]
+        starts.append(np.vstack([paths.lmm_starts(inst.dataset, U[0], inst.params["seed"])] + [U] + [x[None] for x in pieces]))
+    solved = paths.linear_paths([inst.dataset for inst in insts],
+                                [head_loss(inst.params["loss"], inst.params["head"]) for inst in insts],
+                                [math.sqrt(float(sol.value2)) * mult for sol in sols], starts, int(ITERS * budget.horizon))
+    return [decide(s, U, mult, sol) for s, U, sol in zip(solved, units, sols)]
+
+
+def tied_instances(change: Callable | None = None, n=(1, 2), T=(3, 4)) -> Space:
     """Keyed datasets (integer keys in [-2, 2]^2, integer scores in [-1, 1]) where some input has
     tied top scores, or the paper's example generalised ("mirrored": keys (a, b), (-a, b), (0, e), the
     first two tied on top: (ATT-SVM') has two mirrored solutions unless b = e); sets = the top-score
-    sets, or (assumption_D dropped) those sets with one input's set changed: a lower-score token
-    added, or a tied top token removed."""
+    sets, or `change(chooser, sets, T)`'s sets (a necessity search's)."""
 
     def generate(c) -> Instance:
         if c.sampled_from(["random", "mirrored"]) == "mirrored":       # the paper's example, generalised
@@ -146,12 +103,8 @@ def _tied_instances(dropped: frozenset, n=(1, 2), T=(3, 4)) -> Space:
         if max(len(O) for O in top) < 2:
             c.reject()
         sets = [list(O) for O in top]
-        if "assumption_D" in dropped:
-            i = c.integer(0, nn - 1, "index")
-            t = c.integer(0, TT - 1, "index")
-            sets[i] = sorted(set(sets[i]) ^ {t})
-            if not sets[i] or len(sets[i]) == TT:
-                c.reject()
+        if change is not None:
+            sets = change(c, sets, TT)
         return Instance(ds, {"loss": c.sampled_from(sorted(LOSSES)), "head": c.sampled_from(list(HEADS)),
                              "seed": c.integer(0, 2**16, "seed"), "sets": sets})
 
@@ -161,29 +114,23 @@ def _tied_instances(dropped: frozenset, n=(1, 2), T=(3, 4)) -> Space:
                            "mirrored (a, b), (-a, b), (0, e); heads phi(v^T x), phi in {id, tanh, u + u^3}", params=specs)
 
 
-def _instances(dropped):
-    return _tied_instances(frozenset(dropped))
-
-
-ASSUMPTION_D = Hypothesis(
-    "assumption_D", "Assumption D through Lemma 14: O_i = the tokens of top score (exact); outside tokens score strictly "
-                    "lower, so they lower Y_i h by between c q_i and C q_i, c > 0", top_sets_given)
-PRIME_FEASIBLE = Hypothesis("prime_feasible", "(ATT-SVM') for the sets is feasible with Xi > 0 (some token lies outside "
-                                              "the sets; every piece certified exactly)",
-                            prime_feasible)
-
 claim = Claim(
     name="theorem8",
-    evaluations=50,
+    evaluations=200,
     statement="Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo for the "
               "regularization path of attention with the head h(x) = phi(v^T x)",
-    hypotheses=(hyp.get("loss.assumption_A"), ASSUMPTION_D, PRIME_FEASIBLE),
+    hypotheses=hyp.of("theorem8"),
     conclusion=path_to_solution_set,
-    instances=_instances,
+    instances=lambda dropped: tied_instances(),
+    extend=(2, 4, 8),
+    confirm=(8,),
     measures=("gap_last", "solutions"),
-    proxy=f"gap = min over the (ATT-SVM') solution set of 1 - corr(p(R), p*) on R = 2^k Xi, k < 5 (+1 per horizon "
-          f"doubling, up to {EXTEND} more while undecided): holds if the gap at the largest R is <= {GAP_TOL} and "
-          f"non-increasing over the last {LAST} radii; fails if it stays above {GAP_TOL} without decreasing by "
-          f"{PLATEAU} (relative) over them; p(R) by regpath (multi-start, {ITERS} iterations)",
-    horizon="R = 2^(G-1) Xi, G = 5 at quick", tolerance=f"gap {GAP_TOL}",
+    proxy=f"gap = min over the (ATT-SVM') solution set of 1 - corr(p(R), p*) on R = 2^k Xi, k < {GRID} (sliding up one "
+          f"step per horizon doubling; undecided: up to 3 more): holds if the gap at the largest R is <= {GAP_TOL}, "
+          f"non-increasing over the last {LAST} radii and falling with log-log slope <= {SLOPE}; fails if it stays above "
+          f"{GAP_TOL} without decreasing by {PLATEAU} (relative) over them, still so at 8x the radii; p(R) by regpath "
+          f"(multi-start, {ITERS} iterations x the horizon)",
+    horizon=f"R = 2^(G-1) Xi, G = {GRID} at quick", tolerance=f"gap {GAP_TOL}",
+    tolerances={"gap": GAP_TOL, "slope": SLOPE, "plateau": PLATEAU, "window": LAST, "iterations": ITERS,
+                "residual": paths.RESIDUAL},
 )

@@ -8,8 +8,20 @@ prime_feasible is what makes q -> 0 reachable at all (without it the premise of 
 cannot be met by the proxy's p')."""
 
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.lemma14 import mixing_instances
+
+
+def change_one_set(c, sets, T):
+    """One input's set with one token added or removed (neither empty nor every token)."""
+    i, t = c.integer(0, len(sets) - 1, "index"), c.integer(0, T - 1, "index")
+    sets[i] = sorted(set(sets[i]) ^ {t})
+    if not sets[i] or len(sets[i]) == T:
+        c.reject()
+    return sets
+
 
 SEARCHES = {
-    "label_mixing": Search(note="one input's set changed by one token: a tied top token left outside O_i (c = 0) "
+    "label_mixing": Search(instances=lambda dropped: mixing_instances(change_one_set),
+                           note="one input's set changed by one token: a tied top token left outside O_i (c = 0) "
                                 "makes L(p') < L(p) fail"),
 }

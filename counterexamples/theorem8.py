@@ -9,8 +9,21 @@ Assumption A is not searched (only library losses have a stored form); neither i
 of (ATT-SVM') (without it the solution set the conclusion names does not exist)."""
 
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.theorem8 import tied_instances
+
+
+def change_one_set(c, sets, T):
+    """One input's set with one token added or removed (neither empty nor every token)."""
+    i = c.integer(0, len(sets) - 1, "index")
+    t = c.integer(0, T - 1, "index")
+    sets[i] = sorted(set(sets[i]) ^ {t})
+    if not sets[i] or len(sets[i]) == T:
+        c.reject()
+    return sets
+
 
 SEARCHES = {
-    "assumption_D": Search(note="one input's set changed by one token (a lower-score token added or a tied top token "
+    "assumption_D": Search(instances=lambda dropped: tied_instances(change_one_set),
+                           note="one input's set changed by one token (a lower-score token added or a tied top token "
                                 "removed): the path converges to the true sets' (ATT-SVM') direction instead"),
 }

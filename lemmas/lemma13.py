@@ -10,8 +10,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.results.lemmas.theorem1 import direction_violates
-from attnsvm.results.lemmas.theorem6 import exponent, threshold
+from attnsvm.claims.identities import direction_violates, kappa_threshold, nonsupport_exponent
 
 STATEMENT = ("on the joint path restricted to the quadrant (77), v/r -> v_mm/||v_mm|| and p/R -> p_relax/||p_relax|| "
              "(problem (10)), under Theorem 6's hypotheses (r = kappa R with kappa > kappa*)")
@@ -46,8 +45,8 @@ def outline() -> Outline:
         Step("strong convexity of (10): a direction delta away from p_relax's violates a support constraint by 1 - eps "
              "(symbolic d)", "symbolic", direction_violates),
         Step("non-support inputs along r = kappa R: exponent -R (c + kappa (m_i - 1)/||v_mm||) (symbolic)", "symbolic",
-             exponent),
-        Step("they are negligible exactly when kappa > kappa* (symbolic)", "symbolic", threshold),
+             nonsupport_exponent),
+        Step("they are negligible exactly when kappa > kappa* (symbolic)", "symbolic", kappa_threshold),
         Step("loss sandwich (79)-(82) with Assumption C over S, and Case 2 for v, as in Theorem 5", "cited",
              reference="Appendix C.2, proof of Lemma 13", by=("theorem5", "assumption-C")),
     ), RECONSTRUCTION)

@@ -14,7 +14,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals, total
-from attnsvm.results.lemmas.theorem1 import deficit_bounds, margin_identity
+from attnsvm.claims.identities import deficit_bounds, margin_identity
 
 STATEMENT = ("(85) gamma*_i - C q_i <= Y_i f_p(X_i) <= gamma*_i - c q_i (0 < c <= C), -loss' in [m, M], m > 0, on the "
              "margin interval => Assumption D with the sets O_i, Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}")

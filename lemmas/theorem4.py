@@ -15,7 +15,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.results.lemmas.theorem1 import margin_identity, softmax_ratio
+from attnsvm.claims.identities import margin_identity, softmax_ratio
 
 STATEMENT = ("distinct scores, keys in general position, q a unit vector that is not an LMM direction: for every "
              "mu > 0 and R0, the path p(R) = argmin {L(p) : p in cone_mu(q), R0 <= ||p|| <= R} has ||p(R)|| bounded or "

@@ -15,7 +15,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, residuals, total
-from attnsvm.results.lemmas.theorem1 import direction_violates, mass_bounds
+from attnsvm.claims.identities import direction_violates, logistic_tail, mass_bounds
 
 STATEMENT = ("logistic loss, (ATT-SVM) for alpha and the label (SVM) on r_i = x_{i,alpha_i} feasible, Assumption C => "
              "the joint path (v, p)(r, R) = argmin {L(v, p) : ||v|| <= r, ||p|| <= R} has v/r -> v_mm/||v_mm|| and "
@@ -31,20 +31,6 @@ def mixing() -> dict:
     inner = lambda a, b: total(a * b, j, d)
     res = y * inner(v[j], (1 - pi) * xa[j] + pi * xt[j]) - y * inner(v[j], xa[j]) - pi * y * inner(v[j], xt[j] - xa[j])
     return residuals(linear=res)
-
-
-def logistic_tail_residual() -> tuple[sp.Expr, sp.Expr]:
-    """d/d pi log(1 + e^{-r(m - pi g)}) at pi = 0 minus r g sigmoid(-r m), and lim_{r -> oo} e^{r m} sigmoid(-r m)."""
-    r, m, g, pi = sp.symbols("r m g pi", positive=True)
-    dv = sp.diff(sp.log(1 + sp.exp(-r * (m - pi * g))), pi).subs(pi, 0)
-    sig = 1 / (1 + sp.exp(r * m))
-    return sp.simplify(dv - r * g * sig), sp.limit(sp.exp(r * m) * sig, r, sp.oo)
-
-
-def logistic_tail() -> dict:
-    """Each unit of margin lost at label margin m costs r g sigmoid(-r m) ~ r g e^{-r m} of logistic loss."""
-    res, lim = logistic_tail_residual()
-    return residuals(derivative=res, tail_limit_minus_1=lim - 1)
 
 
 def mass_ratio_limit() -> dict:

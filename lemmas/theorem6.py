@@ -16,8 +16,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.results.lemmas.theorem1 import direction_violates
-from attnsvm.results.lemmas.theorem5 import logistic_tail
+from attnsvm.claims.identities import direction_violates, kappa_threshold, logistic_tail, nonsupport_exponent
 
 STATEMENT = ("logistic loss, the joint path selects alpha, v_mm = (SVM) on x_{i,alpha_i} with support set S, Assumption C "
              "over S, r = kappa R with kappa > kappa* => v -> v_mm/||v_mm|| and p -> p_relax/||p_relax|| in direction, "
@@ -28,34 +27,14 @@ RECONSTRUCTION = ("the rate condition kappa > kappa* (hypothesis r_dominates_R) 
 REF = "Appendix C.2"
 
 
-def exponent() -> dict:
-    """Input i's term: label margin r m/V and attention margin R c; relative to the support inputs' e^{-r/V}, with
-    r = kappa R, the exponent is -R (c + kappa (m - 1)/V) (V = ||v_mm||)."""
-    R, kappa, V, m, c = sp.symbols("R kappa V m c", positive=True)
-    r = kappa * R
-    return residuals(exponent=sp.simplify((-r * m / V - R * c) - (-r / V) - (-R * (c + kappa * (m - 1) / V))))
-
-
-def threshold() -> dict:
-    """kappa* = V (1/P - c)/(m - 1) ties the non-support exponent with the support inputs' -R/P (P = ||p_relax||), and
-    for kappa = kappa* + delta the non-support term vanishes against the support term (limit 0)."""
-    R, V, P, gap, c, delta = sp.symbols("R V P m_minus_1 c delta", positive=True)
-    m = 1 + gap                                                        # a non-support input: label margin m > 1
-    kstar = V * (1 / P - c) / (m - 1)
-    tie = sp.simplify((c + kstar * (m - 1) / V) - 1 / P)
-    k = kstar + delta
-    vanish = sp.limit(sp.exp(-R * (c + k * (m - 1) / V)) / sp.exp(-R / P), R, sp.oo)
-    return residuals(tie=tie, above_threshold_limit=vanish)
-
-
 def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("Lemma 12: for large (r, R) the path's p lies in the quadrant (77) where alpha is selected", "cited",
              reference=f"{REF}, Lemma 12", by=("lemma12",)),
         Step("along r = kappa R a non-support input's attention term has exponent -R (c + kappa (m_i - 1)/||v_mm||) "
-             "relative to the support inputs' label term", "symbolic", exponent),
+             "relative to the support inputs' label term", "symbolic", nonsupport_exponent),
         Step("the non-support terms are negligible exactly when kappa > kappa* = ||v_mm|| (1/||p_relax|| - c)/(m_i - 1) "
-             "for every binding non-support (i, t) (the finite-rate form of the paper's (80))", "symbolic", threshold),
+             "for every binding non-support (i, t) (the finite-rate form of the paper's (80))", "symbolic", kappa_threshold),
         Step("strong convexity of (10) and (78): a direction delta away from p_relax's violates a support constraint by "
              "1 - eps, eps < delta^2/2 (least-norm point of a convex set; symbolic d)", "symbolic", direction_violates),
         Step("Lemma 13's competitor: the solution of (78) (non-support constraints tightened by a small delta) selects "

@@ -15,7 +15,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import T, residuals, t, total
-from attnsvm.results.lemmas.theorem1 import mass_bounds, softmax_ratio
+from attnsvm.claims.identities import mass_bounds, softmax_ratio
 
 STATEMENT = ("Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo, "
              "p(R) = argmin_{||p|| <= R} L(p), P^mm the solution set of (ATT-SVM'), Xi its optimal norm")

@@ -149,10 +149,8 @@ def test_check_sets_rejects_bad_sets():
 @given(u=st.floats(-2, 2), c=st.floats(1e-3, 1), loss=st.sampled_from(sorted(losses.LOSSES)),
        head=st.sampled_from(["tanh", "cubic"]))
 def test_head_loss_increment_and_derivative(u, c, loss, head):
-    from attnsvm.results.checks.theorem8 import _PHI, head_loss
-
-    L = head_loss(loss, head)
-    phi = _PHI[head][0]
+    L = generalized.head_loss(loss, head)
+    phi = generalized._phi(head)[0]
     base = losses.get_loss(loss)
     U, Cc = torch.tensor(u, dtype=torch.float64), torch.tensor(c, dtype=torch.float64)
     direct = base.value(phi(U - Cc)) - base.value(phi(U))

@@ -9,14 +9,20 @@ registry's `uses` names the result whose proof a step repeats.
 - gradients: `gradient_covariance` (Lemma 4: <grad L, q> as a softmax covariance),
   `covariance_under_B` and `descent_sign` (Lemma 4 under Assumption B), `gradient_under_B`
   (Theorem 2: -grad L under B, one input), `residual_identity` (Lemma 3's key identity);
-- `domination_radius`: C e^{-R (Gamma + delta)} < c e^{-R Gamma} beyond R = log(C/c)/delta.
+- `domination_radius`: C e^{-R (Gamma + delta)} < c e^{-R Gamma} beyond R = log(C/c)/delta;
+- regularization paths: `margin_identity` (<s, gamma> = gamma_o - sum_t s_t (gamma_o - gamma_t)),
+  `deficit_bounds` (Gamma_min q <= sum_t s_t gap_t <= Gamma_max q), `mass_bounds` (the non-optimal
+  mass along and away from p_mm, Theorem 8's (D.1)), `direction_violates` (a direction delta away
+  from p_mm violates a constraint by a factor 1 - eps, symbolic d), `logistic_tail` (margin lost
+  at label margin m costs ~ r g e^{-r m}, Theorem 5), `nonsupport_exponent` and `kappa_threshold`
+  (a non-support input's exponent along r = kappa R and the threshold kappa*, Theorem 6).
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from attnsvm.claims.symbolic import T, o, on_simplex, residuals, resolve, softmax, t, total, u
+from attnsvm.claims.symbolic import T, d, j, o, on_simplex, residuals, resolve, softmax, t, total, u
 
 
 def ratio_residual() -> sp.Expr:
@@ -125,3 +131,111 @@ def domination_radius() -> dict:
     R = sp.log(C / c) / D + x
     log_ratio = sp.expand(sp.expand_log(sp.log(C * sp.exp(-R * (G + D)) / (c * sp.exp(-R * G))), force=True))
     return residuals(log_ratio=log_ratio + x * D, below_one=bool((-x * D).is_negative))
+
+
+# ---- regularization paths (Theorems 1, 5, 6, 8 and the lemmas of Appendices C, D) ---------------
+
+T1 = sp.Symbol("T_minus_1", integer=True, positive=True)          # the T - 1 >= 1 non-optimal tokens
+
+
+def margin_identity() -> dict:
+    """<s, gamma> = gamma_opt - sum_t s_t (gamma_opt - gamma_t) with sum_t s_t = 1, every T."""
+    s, g = sp.IndexedBase("s", positive=True), sp.IndexedBase("gamma", real=True)
+    res = total(s[t] * g[t]) - (g[o] - total(s[t] * (g[o] - g[t])))
+    return residuals(identity=res.subs(sp.Sum(s[t], (t, 1, T)), 1))
+
+
+def deficit_bounds() -> dict:
+    """Non-optimal tokens t = 1..T-1 with gaps Gmin + e_t = Gmax - e'_t (e, e' >= 0) and mass q = sum_t s_t:
+    Gmin q <= sum_t s_t gap_t <= Gmax q, the differences being sums of nonnegative terms."""
+    s = sp.IndexedBase("s", positive=True)
+    e, e2 = sp.IndexedBase("e", nonnegative=True), sp.IndexedBase("e2", nonnegative=True)
+    Gmin, Gmax = sp.symbols("Gamma_min Gamma_max", positive=True)
+    q = total(s[t], t, T1)
+    low = total(s[t] * (Gmin + e[t]), t, T1) - Gmin * q
+    high = Gmax * q - total(s[t] * (Gmax - e2[t]), t, T1)
+    return residuals(lower_gap=low - total(s[t] * e[t], t, T1), upper_gap=high - total(s[t] * e2[t], t, T1),
+                     lower_nonnegative=bool(low.is_nonnegative), upper_nonnegative=bool(high.is_nonnegative))
+
+
+def mass_bounds() -> dict:
+    """(a) s_t <= s_t / s_opt = exp(-(a_opt - a_t)) (s_opt = 1/(1 + w) <= 1), so along R p_mm/||p_mm||, where every
+    a_opt - a_t >= R/||p_mm||, q <= (T - 1) exp(-R/||p_mm||); (b) s_t >= exp(a_t - a_max)/T, since
+    T exp(a_max) - Z = sum_t (exp(a_max) - exp(a_t)) >= 0 (exp(a_t) = exp(a_max)/(1 + y_t), y_t >= 0), so a direction
+    with a_opt - a_t <= (1 - eps) R/||p_mm|| keeps q >= exp(-(1 - eps) R/||p_mm||)/T (if a_max is not a_opt,
+    q >= s_max >= 1/T, larger still)."""
+    x, w = sp.Symbol("x", real=True), sp.Symbol("w", nonnegative=True)
+    above = sp.exp(-x) - sp.exp(-x) / (1 + w)                          # exp(-(a_opt - a_t)) - s_t
+    y, Emax = sp.IndexedBase("y", nonnegative=True), sp.Symbol("E_max", positive=True)
+    term = Emax - Emax / (1 + y[t])                                    # exp(a_max) - exp(a_t)
+    return residuals(upper_nonnegative=bool(sp.factor(sp.together(above)).is_nonnegative),
+                     partition_slack=total(term) - (T * Emax - total(Emax / (1 + y[t]))),
+                     slack_term=sp.together(term) - Emax * y[t] / (1 + y[t]),
+                     partition_nonnegative=bool(total(Emax * y[t] / (1 + y[t])).is_nonnegative))
+
+
+def _inner(x, y):
+    return total(x[j] * y[j], j, d)
+
+
+def direction_violates() -> dict:
+    """If ||p/R - p_mm/m|| >= delta (m = ||p_mm||, ||p|| <= R), p violates some constraint: value < (1 - eps) R/m for
+    eps < delta^2/2. (i) the feasible set is convex (a segment between feasible points is feasible); (ii)
+    ||p_mm + tau (x - p_mm)||^2 - m^2 = 2 tau <p_mm, x - p_mm> + tau^2 ||x - p_mm||^2, which is < 0 for small tau > 0
+    when <p_mm, x - p_mm> = -beta < 0: so p_mm minimal forces <p_mm, x> >= m^2 for every feasible x; (iii) if all
+    values of p = rho R u are >= (1 - eps) R/m, x = p m/((1 - eps) R) is feasible, so rho <u, p_mm/m> >= 1 - eps and
+    ||rho u - p_mm/m||^2 = rho^2 - 2 rho <u, p_mm/m> + 1 <= 2 eps (rho <= 1) (symbolic d)."""
+    e1, e2, y = sp.symbols("e1 e2 y", nonnegative=True)
+    tau = y / (1 + y)                                                  # any tau in [0, 1)
+    segment = (1 - tau) * (1 + e1) + tau * (1 + e2) - 1
+    p, x, uu, ph = (sp.IndexedBase(n, real=True) for n in ("p", "x", "u", "phat"))
+    tt = sp.Symbol("tau", real=True)
+    norm2 = lambda z: total(z ** 2, j, d)
+    quad = (norm2(p[j] + tt * (x[j] - p[j])) - norm2(p[j])
+            - (2 * tt * (_inner(p, x) - norm2(p[j])) + tt ** 2 * norm2(x[j] - p[j])))
+    beta, D, c = sp.symbols("beta D c", positive=True)
+    small_tau = 2 * (beta / D) * (-beta) + (beta / D) ** 2 * D         # tau = beta/D <= 1: -beta^2/D
+    unit = 2 * (-beta) + (beta - c)                                    # tau = 1 when D = beta - c < beta
+    z, b, eps = sp.Symbol("z", nonnegative=True), sp.Symbol("b", nonnegative=True), sp.Symbol("eps", positive=True)
+    rho = 1 / (1 + z)                                                  # any rho in (0, 1]
+    gap = 2 * eps - (rho ** 2 - 2 * (1 - eps + b) + 1)                 # rho <u, p_hat> = 1 - eps + b
+    unit_norm = (norm2(uu[j] - ph[j]) - (2 - 2 * _inner(uu, ph))).subs(
+        {sp.Sum(uu[j] ** 2, (j, 1, d)): 1, sp.Sum(ph[j] ** 2, (j, 1, d)): 1})
+    return residuals(segment_nonnegative=bool(sp.factor(sp.together(segment)).is_nonnegative),
+                     segment_quadratic=sp.expand(quad), small_step_decreases=bool(small_tau.is_negative),
+                     unit_step_decreases=bool(unit.is_negative), unit_vectors=unit_norm,
+                     direction_bound=bool(sp.factor(sp.together(gap)).is_nonnegative))
+
+
+def logistic_tail_residual() -> tuple[sp.Expr, sp.Expr]:
+    """d/d pi log(1 + e^{-r(m - pi g)}) at pi = 0 minus r g sigmoid(-r m), and lim_{r -> oo} e^{r m} sigmoid(-r m)."""
+    r, m, g, pi = sp.symbols("r m g pi", positive=True)
+    dv = sp.diff(sp.log(1 + sp.exp(-r * (m - pi * g))), pi).subs(pi, 0)
+    sig = 1 / (1 + sp.exp(r * m))
+    return sp.simplify(dv - r * g * sig), sp.limit(sp.exp(r * m) * sig, r, sp.oo)
+
+
+def logistic_tail() -> dict:
+    """Each unit of margin lost at label margin m costs r g sigmoid(-r m) ~ r g e^{-r m} of logistic loss."""
+    res, lim = logistic_tail_residual()
+    return residuals(derivative=res, tail_limit_minus_1=lim - 1)
+
+
+def nonsupport_exponent() -> dict:
+    """Input i's term: label margin r m/V and attention margin R c; relative to the support inputs' e^{-r/V}, with
+    r = kappa R, the exponent is -R (c + kappa (m - 1)/V) (V = ||v_mm||)."""
+    R, kappa, V, m, c = sp.symbols("R kappa V m c", positive=True)
+    r = kappa * R
+    return residuals(exponent=sp.simplify((-r * m / V - R * c) - (-r / V) - (-R * (c + kappa * (m - 1) / V))))
+
+
+def kappa_threshold() -> dict:
+    """kappa* = V (1/P - c)/(m - 1) ties the non-support exponent with the support inputs' -R/P (P = ||p_relax||), and
+    for kappa = kappa* + delta the non-support term vanishes against the support term (limit 0)."""
+    R, V, P, gap, c, delta = sp.symbols("R V P m_minus_1 c delta", positive=True)
+    m = 1 + gap                                                        # a non-support input: label margin m > 1
+    kstar = V * (1 / P - c) / (m - 1)
+    tie = sp.simplify((c + kstar * (m - 1) / V) - 1 / P)
+    k = kstar + delta
+    vanish = sp.limit(sp.exp(-R * (c + k * (m - 1) / V)) / sp.exp(-R / P), R, sp.oo)
+    return residuals(tie=tie, above_threshold_limit=vanish)

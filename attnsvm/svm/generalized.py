@@ -258,3 +258,41 @@ def top_sets(ds: Dataset) -> tuple[tuple[int, ...], ...]:
     """O_i = argmax_t gamma_it, every tied top-score token (exact scores, Definition 1)."""
     g = model.exact_scores(ds)
     return tuple(tuple(t for t in range(ds.T) if row[t] == max(row)) for row in g)
+
+
+def solution(ds: Dataset, sets) -> Solution:
+    """(ATT-SVM') for the sets, every piece certified, without the convexity tests; memoized on
+    the dataset (a hypothesis and the conclusion share it)."""
+    key = ("att_svm_prime", tuple(tuple(O) for O in sets))
+    return ds.memo(key, lambda: att_svm_prime(ds, sets, convexity=False))
+
+
+# ---- heads h(x) = phi(v^T x) of Appendix D (Theorem 8, Lemma 14) --------------------------------
+
+HEADS = ("linear", "tanh", "cubic")
+
+def _phi(head: str):
+    """phi, phi' and phi(u) - phi(u - c) without cancellation (torch, elementwise)."""
+    import torch
+
+    return {
+        "linear": (lambda u: u, lambda u: torch.ones_like(u), lambda u, c: c),
+        "tanh": (torch.tanh, lambda u: 1 - torch.tanh(u) ** 2,
+                 lambda u, c: torch.sinh(c) / (torch.cosh(u) * torch.cosh(u - c))),
+        "cubic": (lambda u: u + u ** 3, lambda u: 1 + 3 * u ** 2, lambda u, c: c * (1 + u ** 2 + u * (u - c) + (u - c) ** 2)),
+    }[head]
+
+
+def head_loss(loss: str, head: str):
+    """loss o phi: the risk of the head h(x) = phi(v^T x) (phi odd, strictly increasing) as a
+    linear-head risk, since Y h(X^T s) = phi(<s, gamma>) for Y = +-1; its increment is computed
+    without cancellation (phi(u) - phi(u - c) in closed form)."""
+    from attnsvm.attention import losses
+
+    base = losses.get_loss(loss)
+    if head == "linear":
+        return base
+    phi, dphi, drop = _phi(head)
+    return losses.Loss(f"{loss}o{head}", value=lambda u: base.value(phi(u)),
+                       deriv=lambda u: base.deriv(phi(u)) * dphi(u),
+                       increment=lambda u, c: losses.increment(base, phi(u), drop(u, c)))
