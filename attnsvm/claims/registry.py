@@ -243,7 +243,7 @@ RESULTS: list[Entry] = [
           source="A, Appendix B.1, Lemma 7, eqs. (31a)-(31c), (32)-(50)"),
     Entry("theorem8", "Theorem 8: the path with a nonlinear head converges to (ATT-SVM')", A,
           uses=("assumption-A", "assumption-D", "example-attsvm-prime-nonconvex"),
-          hypotheses=("assumption_A", "assumption_D", "prime_feasible"), necessity=("assumption_D",),
+          hypotheses=("loss.assumption_A", "prime.assumption_D", "prime.prime_feasible"), necessity=("assumption_D",),
           statement="Assumption D with sets O_i, (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0, P^mm the solution "
                     "set of (ATT-SVM'): min ||p|| s.t. max_{j in O_i} (k_ij - k_it)^T p >= 1, t not in O_i",
           source="A, Appendix D, Theorem 8, (ATT-SVM'); proof D.1, eq. (84)"),
@@ -269,7 +269,7 @@ RESULTS: list[Entry] = [
           source="A, Appendix B.1, Lemma 5, eq. (23)"),
     Entry("lemma14", "Lemma 14: linear label mixing implies Assumption D", A, "lemma",
           uses=("assumption-A", "assumption-D", "definition1"),
-          hypotheses=("assumption_A", "label_mixing", "prime_feasible"), necessity=("label_mixing",),
+          hypotheses=("loss.assumption_A", "prime.label_mixing", "prime.prime_feasible"), necessity=("label_mixing",),
           statement="gamma*_i - C q_i <= Y_i f_p(X_i) <= gamma*_i - c q_i (0 < c <= C) and -loss' in [m, M], m > 0 => "
                     "Assumption D with Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu} (reconstruction)",
           source="A, Appendix D.2, Lemma 14, eq. (85)"),
