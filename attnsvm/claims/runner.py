@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 
 from attnsvm.claims import registry
 from attnsvm.claims.budget import get_budget
+from attnsvm.claims.parameters import DECLARED
 from attnsvm.claims.isolation import CodeError, describe
 from attnsvm.claims.search import check
 from attnsvm.claims.verdicts import Report, Verdict
@@ -71,11 +72,13 @@ def run(task: Task) -> Report:
                       None, time.perf_counter() - start, err)
 
 
-def lost(task: Task, why: str) -> Report:
-    """The row of a task whose process ended without a report (the claim's code called os._exit,
-    crashed, or ran past the part's limit in code no signal reaches, and was killed)."""
-    return Report(task.id, task.part, Verdict.INCONCLUSIVE, _expected(task), {"note": why}, None, 0.0,
-                  {"where": "process", "type": "ProcessLost", "message": why, "frame": "", "instance": None})
+def lost(task: Task, why: str, where: str = "process", kind: str = "ProcessLost") -> Report:
+    """The row of a task whose process gave no report: the claim's code ended it (os._exit, a
+    crash: 'process', ProcessLost) or ran past the part's limit in code no signal reaches and
+    was killed ('clock', Runaway)."""
+    return Report(task.id, task.part, Verdict.INCONCLUSIVE, _expected(task),
+                  {"note": why, "budget": task.budget, "seed": task.seed}, None, 0.0,
+                  {"where": where, "type": kind, "message": why, "frame": "", "instance": None})
 
 
 def _expected(task: Task) -> tuple[str, ...]:
@@ -145,7 +148,8 @@ def witness_report(e: registry.Entry, path) -> Report:
 
 def _replay(path, claim, part: str) -> Report:
     w = read_json(path)
-    rep = replay_witness(w, replace(claim, expected=("REFUTED",)), claim.instances(claim.dropped))
+    rep = replay_witness(w, replace(claim, expected=("REFUTED",)), claim.instances(claim.dropped),
+                         declared=DECLARED.get(claim.name))
     rep.part = part
     rep.evidence["shipped_witness"] = path.stem          # ID--NAME: `attnsvm replay --shipped ID--NAME` anywhere
     return rep

@@ -30,9 +30,9 @@ import signal
 import sys
 from typing import Any, Callable, Iterable, Iterator
 
+from attnsvm.claims.supervise import PRELOAD
 from attnsvm.errors import UserError
 
-PRELOAD = ("torch", "sympy", "hypothesis", "attnsvm.claims.search", "attnsvm.svm.geometry", "attnsvm.dynamics")
 
 
 class Inline:
@@ -70,7 +70,11 @@ def torch_threads(threads: int) -> None:
 
 
 def _init_worker(threads: int) -> None:
+    from attnsvm.claims.supervise import die_with_parent
+
+    die_with_parent()                   # no orphans when attnsvm is killed (its fork server, if any, exits with it)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)           # not the command's own handler, if forked from it
     torch_threads(threads)
 
 
@@ -83,8 +87,9 @@ def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD,
         return Inline()
     preload = list(preload) + (["torch"] if "torch" in sys.modules else [])
     if preload:
-        ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(preload)
+        from attnsvm.claims.supervise import forkserver
+
+        ctx = forkserver(preload)
     else:
         ctx = multiprocessing.get_context("fork")
     return cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
@@ -16,6 +15,7 @@ from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, console
 
 AUTO_WORKERS_FROM = 8     # fan out over processes from this many parts on (fewer: in-process)
 WITNESS_DIR = "attnsvm-witnesses"    # `check FILE.py`: where counterexamples to the file's claims go
+LOAD_LIMIT = 120.0        # seconds a worker may take to load a claims file for its names
 
 
 @app.command("list")
@@ -55,17 +55,17 @@ def list_results(json_file: Optional[Path] = JsonOpt):
 def tasks_of(targets: list[str], budget: str, seed: int, search: bool):
     """The tasks of each target ('all', an id or alias, a claims file), and rows for files that
     could not be loaded."""
-    from attnsvm.claims import registry, runner
+    from attnsvm.claims import registry, runner, supervise
     from attnsvm.claims.isolation import CodeError
-    from attnsvm.claims.userfiles import load_claims_file
+    from attnsvm.claims.userfiles import declared
     from attnsvm.claims.verdicts import Report, Verdict
 
     tasks, failed, seen = [], [], set()
     for target in targets:
         file, _, name = claims_target(target)
         if file:
-            try:
-                found = load_claims_file(file)
+            try:                                 # a claims file is loaded in a worker, never here
+                found = supervise.call(declared, file, limit=LOAD_LIMIT)
             except CodeError as e:
                 failed.append(Report(Path(file).name, "load", Verdict.INCONCLUSIVE, (), {"note": e.line()},
                                      error=e.to_json()))
@@ -101,15 +101,15 @@ def _run_indexed(tasks, executor: str, workers: int, err):
     """`run_tasks`, with the reports keyed by their task's index."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from attnsvm.claims import runner
+    from attnsvm.claims import runner, supervise
     from attnsvm.interfaces import executors
 
     n = workers or ((os.cpu_count() or 1) if len(tasks) >= AUTO_WORKERS_FROM else 1)
-    isolate = executor == "local" and any(t.file is not None for t in tasks)     # a claims file's code is not ours
-    pool = executors.local(min(n, len(tasks)), preload=(), isolated=True) if isolate else \
+    # local: each part in a supervised worker, killed at its limit (claim code may block, fork or exit)
+    pool = supervise.parts(min(n, max(1, len(tasks)))) if executor == "local" else \
         executors.pool(executor, min(n, max(1, len(tasks))))
     done: dict[int, object] = {}
-    interrupted = broken = False
+    interrupted = False
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True) as bar:
         progress = bar.add_task("checking", total=len(tasks))
@@ -129,22 +129,12 @@ def _run_indexed(tasks, executor: str, workers: int, err):
         futures = {k: pool.submit(work, tasks[k]) for k in order}
         try:
             for k, fut in executors.completed(futures):
-                try:
-                    done[k] = fut.result()
-                except BrokenProcessPool:       # a claim's code ended its worker: find it, one task at a time
-                    broken = True
-                    break
+                done[k] = fut.result()
                 finished(k)
-            if broken:
-                executors.abort(pool)
-                for k in order:
-                    if k not in done:
-                        done[k] = _alone(tasks[k])
-                        finished(k)
         except KeyboardInterrupt:
             interrupted = True
         finally:
-            if interrupted or broken:
+            if interrupted:
                 executors.abort(pool)
             else:
                 pool.shutdown(wait=True, cancel_futures=True)
@@ -162,27 +152,6 @@ def run_part_on_dask(task):
 
     warnings.filterwarnings("ignore", message="Do not use the `random` module inside strategies")
     return runner.run(task)
-
-
-def _alone(task):
-    """The task's report from a process of its own; a row saying so if the process ended
-    without one, or outlived the part's wall-clock limit (code no signal reaches) and was killed."""
-    from concurrent.futures import TimeoutError as Timeout
-
-    from attnsvm.claims import runner
-    from attnsvm.claims.budget import get_budget
-    from attnsvm.interfaces import executors
-
-    pool = executors.local(1, preload=(), isolated=True)
-    limit = get_budget(task.budget).limit
-    try:
-        return pool.submit(runner.run, task).result(timeout=limit + 30)
-    except BrokenProcessPool:
-        return runner.lost(task, "the claim's code ended its process (os._exit, a crash or a signal): no verdict")
-    except Timeout:
-        return runner.lost(task, f"over the wall-clock limit of {limit:g} s in code no signal reaches: process killed")
-    finally:
-        executors.abort(pool)
 
 
 @app.command()
@@ -204,9 +173,10 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
     out, err = consoles()
     b = get_budget(budget)
     if json_file:
-        check_output(json_file)
+        json_file = check_output(json_file)             # absolute: nothing run later moves it
     if any(claims_target(t)[0] for t in targets):
         check_witness_dir(witness_dir)
+        witness_dir = witness_dir.absolute()
     tasks, reports_failed = tasks_of(targets, b.name, seed, search)
     indexed, interrupted = _run_indexed(tasks, executor, workers, err)
     done = [indexed[k] for k in range(len(tasks)) if k in indexed]
@@ -215,7 +185,7 @@ def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or P
             write_json_atomic(json_file, {"budget": b.to_json(), "seed": seed, "interrupted": True, "reports": []})
         err.print(f"interrupted before any of the {len(tasks)} parts finished: no verdict"
                   + (f" ({json_file} records the interrupted run, with no reports)" if json_file else ""),
-                  markup=False, highlight=False)
+                  markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(130)
     saved, unsaved = save_user_witnesses([(tasks[k], indexed[k]) for k in sorted(indexed)], witness_dir)
     reports = reports_failed + done
@@ -290,7 +260,7 @@ def save_user_witnesses(pairs, folder: Path) -> tuple[list[str], list[str]]:
         except UserError as e:
             failed.append(f"cannot write the witness of {task.id}: {e}")
             continue
-        rep.evidence["witness_file"] = str(path)
+        rep.evidence["witness_file"] = _shown(path)
         lines.append(f"{task.id}: REFUTED; counterexample {_shown(path)}; "
                      f"replay: attnsvm replay {shlex.quote(_shown(path))} --claims {shlex.quote(_shown(task.file))}")
     return lines, failed
@@ -319,14 +289,14 @@ def claim_variable(file: str, found: dict, name: str) -> str:
 def _resolve(target: str):
     """'ID' or 'FILE.py[:NAME]' (NAME: the claim's variable or its `Claim(name=...)`) -> (claim
     named as it is shown everywhere: the id, or 'FILE.py:VARIABLE'; the same as the witness's source)."""
-    from attnsvm.claims import registry
+    from attnsvm.claims import registry, supervise
     from attnsvm.claims.isolation import CodeError
-    from attnsvm.claims.userfiles import load_claims_file
+    from attnsvm.claims.userfiles import FileClaim, declared
 
     file, _, name = claims_target(target)
     if file:
-        try:
-            found = load_claims_file(file)
+        try:                                     # loaded in a worker; here only by reference
+            found = supervise.call(declared, file, limit=LOAD_LIMIT)
         except CodeError as e:
             raise UserError(f"{file}: {e.line()}") from None
         if not name:
@@ -334,7 +304,7 @@ def _resolve(target: str):
                 raise UserError(f"{file} defines several claims ({', '.join(found)}); use {file}:NAME")
             name = next(iter(found))
         var = claim_variable(file, found, name)
-        return replace(found[var], name=f"{Path(file).name}:{var}")
+        return FileClaim(str(Path(file).resolve()), var, f"{Path(file).name}:{var}", found[var].hypotheses)
     e = registry.entry(target)
     if not e.has_parts:
         raise UserError(f"{e.id} is a {e.kind}: it has no claim")
@@ -351,7 +321,8 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
     """Search for a counterexample (with hypotheses dropped), minimize it, save it as a witness."""
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
-    from attnsvm.claims import registry
+    from attnsvm.claims import registry, supervise, userfiles
+    from attnsvm.claims.budget import get_budget
     from attnsvm.claims.search import check as search
     from attnsvm.files import check_output, write_json_atomic
     from attnsvm.interfaces.report import print_table
@@ -377,7 +348,8 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
     check_output(path)
     with Progress(TextColumn("searching {task.description}"), TimeElapsedColumn(), console=err, transient=True) as bar:
         bar.add_task(f"{claim.name} {claim.part}")
-        rep = search(claim, budget, seed)
+        rep = supervise.call(userfiles.search, claim, budget, seed, limit=get_budget(budget).limit) \
+            if isinstance(claim, userfiles.FileClaim) else search(claim, budget, seed)
     print_table([rep], out)
     if rep.witness is None:
         out.print(f"no counterexample found ({rep.verdict}); nothing written")
@@ -415,11 +387,14 @@ def replay(witness: Optional[Path] = typer.Argument(None, help="a witness JSON f
     out, _ = consoles()
     if (witness is None) == (shipped is None):
         raise UserError("give a witness file or --shipped ID--NAME (`attnsvm witnesses` lists the shipped ones)")
-    if json_file:
-        check_output(json_file)
     path = shipped_path(shipped) if shipped else witness
+    if json_file:
+        check_output(json_file, inputs=(path,))
     shown = shipped.removesuffix(".json") if shipped else str(witness)
     data = read_json(path)                    # before the engine's import: a missing file fails fast
+    from attnsvm.claims import supervise, userfiles
+    from attnsvm.claims.budget import Budget
+    from attnsvm.claims.parameters import DECLARED
     from attnsvm.claims.witnesses import replay_witness, validate
     from attnsvm.interfaces.report import print_table
 
@@ -444,7 +419,9 @@ def replay(witness: Optional[Path] = typer.Argument(None, help="a witness JSON f
         searches = registry.searches(registry.entry(source)) if ":" not in source else {}
         s = searches.get(dropped[0]) if len(dropped) == 1 else None
         claim = claim.drop(*dropped, instances=s.instances if s else None)
-    rep = replay_witness(w, replace(claim, expected=("REFUTED",)))     # a replay is as expected when it still refutes
+    claim = replace(claim, expected=("REFUTED",))                     # a replay is as expected when it still refutes
+    rep = supervise.call(userfiles.replay, w, claim, limit=Budget.from_json(w["budget"]).limit) \
+        if isinstance(claim, userfiles.FileClaim) else replay_witness(w, claim, declared=DECLARED.get(claim.name))
     rep.evidence["shipped_witness" if shipped else "witness_file"] = shown
     print_table([rep], out)
     if json_file:
