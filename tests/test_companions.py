@@ -179,7 +179,7 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 
 from attnsvm.dynamics.trends import loglog_slope  # noqa: E402
 from attnsvm.dynamics.trends import limit_estimate  # noqa: E402
-from attnsvm.results.checks.tfsvm_frobenius import judge  # noqa: E402
+from attnsvm.dynamics.wlimits import judge  # noqa: E402
 
 
 @settings(max_examples=30, deadline=None)
@@ -200,10 +200,17 @@ def test_judge_separates_plateau_from_convergence():
     plateau = dict(base, gap=0.05, gap_half=0.05, gap_quarter=0.0501)
     converging = dict(base, gap=0.02, gap_half=0.04, gap_quarter=0.08)    # limit estimate 0
     done = dict(base, gap=0.001, gap_half=0.004, gap_quarter=0.016)
-    assert judge([plateau], "gap", 0.01).holds is False
-    assert judge([converging], "gap", 0.01).holds is None
-    assert judge([done], "gap", 0.01).holds is True
-    assert judge([dict(done, log_unselected_mass=-1.0)], "gap", 0.01).holds is None    # not saturated
+    rising = dict(base, gap=0.2, gap_half=0.02, gap_quarter=0.018)      # leaving the selection: in transition
+    settling = dict(base, gap=0.05, gap_half=0.06, gap_quarter=0.08)      # limit 0.03 but still falling by 17%
+    tol = dict(tol=0.01, sat=1e-3, plateau=1e-3, rise=0.1)
+    assert judge([plateau], "gap", **tol).holds is False
+    assert judge([converging], "gap", **tol).holds is None
+    assert judge([done], "gap", **tol).holds is True
+    assert judge([dict(done, log_unselected_mass=-1.0)], "gap", **tol).holds is None    # not saturated
+    assert judge([dict(done, run_status="non-finite")], "gap", **tol).holds is None     # untrusted run
+    assert judge([rising], "gap", **tol).holds is None
+    assert judge([settling], "gap", **tol).holds is False
+    assert judge([settling], "gap", **tol, settle=0.05).holds is None
 
 
 def test_rates_helpers():
@@ -343,11 +350,15 @@ def test_nuclear_check_counts_only_discriminating_instances(seed):
     """With one input W_mm is rank one and nuclear-optimal too (nothing to discriminate): the
     nuclear check's `discriminating` hypothesis rejects such instances, and the quick check is
     still SUPPORTED on the instances that remain."""
-    from attnsvm.results.checks.tfsvm_nuclear import discriminating, frobenius_excess
     from attnsvm.claims import Instance
+    from attnsvm.claims.hypotheses.w_svm import DISCRIMINATING, excess_bound, frobenius_excess
 
     ds = gaussian_dataset(seed, 1, 3, 3)
-    assert abs(frobenius_excess(ds)) < 1e-4 and not discriminating(Instance(ds, {}))
+    assert abs(frobenius_excess(ds)) < 1e-4 and not DISCRIMINATING.decide(Instance(ds, {}))
+    for s in range(20):                                    # the SDP-free screen bounds the excess from above
+        two = gaussian_dataset(s, 2, 3, 3)
+        e = frobenius_excess(two)
+        assert e is None or excess_bound(two) >= e - 1e-7
     from dataclasses import replace
 
     budget = replace(get_budget("quick"), seconds=None, evaluations=8)      # the same search under any load

@@ -191,7 +191,7 @@ def test_theorem2_part_a_on_two_inputs_grows_by_octaves():
     """Part (a) on the Appendix E data (n = 2, T = 2: Assumption B): from the origin and from a start aimed at
     the non-global LMM, <p_t, p_mm> grows over H/4, H/2, H and its last octave by at least half the one before
     (GD at 1/L_p), though the second start converges to another direction (part (b) needs n = 1)."""
-    from checks import theorem2
+    from attnsvm.results.checks import theorem2
 
     inst = Instance(HAND, {"loss": "logistic", "rule": "gd", "eta_factor": 1.0, "starts": [[0.0, 0.0], [5.0, 0.0]],
                            "part": "a"})
@@ -209,10 +209,10 @@ def test_theorem2_octave_proxy_separates_divergence_from_settling(path, holds):
     runs settling at a finite point (c -> 1 polynomially or exponentially) fail."""
     from types import SimpleNamespace
 
-    from checks import theorem2
+    from attnsvm.results.checks import theorem2
 
     steps = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024]
     q = np.array([1.0, -3.0])
     tr = SimpleNamespace(steps=steps, p=torch.tensor(np.array([[path(float(s)) * q] for s in steps])))
-    o = theorem2._octaves(tr, 0, q)
+    o = theorem2.octaves(limits.Descent(tr, [0]), q)[0]
     assert (o["growing"] and o["octave_ratio"] is not None and o["octave_ratio"] >= theorem2.OCTAVE_RATIO) is holds

@@ -136,13 +136,15 @@ RESULTS: list[Entry] = [
           source="A, Section 2.1, Theorem 1, path eq. (2); proof Appendix B.2"),
     Entry("theorem2", "Theorem 2: global GD convergence (n = 1, Assumption B)", A,
           uses=("assumption-A", "assumption-B", "lemma4", "lemma5", "lemma6"),
-          hypotheses=("assumption_A", "strict_optimality", "assumption_B", "gmm_feasible", "single_input", "step_size"),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.assumption_B", "att_svm.gmm_feasible",
+                      "descent.single_input", "dynamics.step_size"),
           necessity=("assumption_B",),
           statement="Assumptions A and B, (ATT-SVM) for opt feasible, GD with eta <= 1/L_p from any p_0: (a) ||p_t|| "
                     "-> oo (any n); (b) if n = 1, p_t/||p_t|| -> p_mm(opt)/||p_mm(opt)||",
           source="A, Section 2.1, Theorem 2; proof Appendix B.3, eqs. (51)-(52)"),
     Entry("theorem2-tightness", "Appendix E: n = 1 is needed in Theorem 2(b)", A, "example", uses=("theorem2", "definition1", "definition2", "assumption-B"),
-          hypotheses=("assumption_A", "two_inputs_two_tokens", "assumption_B", "gmm_feasible", "step_size"),
+          hypotheses=("loss.assumption_A", "data.two_inputs_two_tokens", "scores.assumption_B", "att_svm.gmm_feasible",
+                      "dynamics.step_size"),
           check=("REFUTED",), derivation=("PROVED",),
           statement="claim expected REFUTED: for n = 2 inputs of T = 2 tokens (Assumption B holds trivially) GD with "
                     "eta <= 1/L_p converges in direction to the GMM from every start; on our hand instance "
@@ -151,7 +153,7 @@ RESULTS: list[Entry] = [
           source="A, Appendix E, Figure 8"),
     Entry("theorem3", "Theorem 3: local GD convergence to an LMM from its cone", A,
           uses=("assumption-A", "definition2", "lemma6", "lemma7"),
-          hypotheses=("assumption_A", "feasible", "locally_optimal"), necessity=("locally_optimal",),
+          hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"), necessity=("locally_optimal",),
           statement="Assumption A, alpha locally optimal (Definition 2) => there are mu in (0, 1) and R_mu such that "
                     "GD with eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm(alpha)) has ||p_t|| -> oo and "
                     "p_t/||p_t|| -> p_mm(alpha)/||p_mm(alpha)|| (checked with GD at the cone's empirical "
@@ -181,13 +183,15 @@ RESULTS: list[Entry] = [
                     "- k_it)^T p >= 1 (i in S), >= 0 (i not in S), problem (10)",
           source="A, Section 3.2, Theorem 6, problem (10); proof Appendix C.2"),
     Entry("tfsvm-frobenius", "W-parameterisation converges to W_mm (Frobenius)", B, uses=("theorem1", "theorem3"),
-          hypotheses=("w_parameterisation",), necessity=("w_parameterisation",),
-          statement="attention with logits x_it^T W z_i, W trained by normalized GD, converges in direction to "
+          hypotheses=("dynamics.w_parameterisation", "data.independent_queries"),
+          necessity=("w_parameterisation", "independent_queries"),
+          statement="linearly independent queries (so L(W) has no finite stationary point: tfsvm-landscape) => "
+                    "attention with logits x_it^T W z_i, W trained by normalized GD, converges in direction to "
                     "W_mm(alpha) = argmin ||W||_F s.t. (x_{i,alpha_i} - x_it)^T W z_i >= 1, alpha the tokens "
                     "it selects (reconstruction)",
           source="B, Sections 3-5 (as summarised), claim (1)"),
     Entry("tfsvm-nuclear", "(K,Q)-parameterisation converges to W*_mm (nuclear norm)", B, uses=("theorem1", "theorem8"),
-          hypotheses=("kq_parameterisation", "width_m_ge_d", "discriminating"),
+          hypotheses=("dynamics.kq_parameterisation", "dynamics.width_m_ge_d", "w_svm.discriminating"),
           necessity=("kq_parameterisation", "width_m_ge_d"),
           statement="attention trained in (K, Q), W = K Q^T of width m >= d, by normalized GD converges in direction "
                     "to a nuclear-norm max-margin W*_mm(alpha) = argmin ||W||_* (same constraints) of the "
@@ -312,7 +316,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix C.2, Lemma 13, eqs. (78)-(82)"),
     Entry("tfsvm-seq2seq", "Sequence-to-sequence attention: GD and the path select by the per-query SVM", B,
           uses=("tfsvm-frobenius", "theorem1", "theorem3", "tfsvm-feasibility"),
-          hypotheses=("per_query_svm", "strict_optimality", "opt_feasible", "overparameterized"),
+          hypotheses=("seq2seq.per_query_svm", "seq2seq.strict_optimality", "seq2seq.opt_feasible",
+                      "seq2seq.overparameterized"),
           necessity=("per_query_svm", "overparameterized"),
           statement="every token x_ik a query (labels Y_ik): NGD on W converges in direction to W_mm(alpha) of its selected "
                     "tokens and the regularization path to W_mm(opt), W_mm = argmin ||W||_F s.t. (x_{i,alpha_ik} - x_it)^T W "
@@ -321,7 +326,8 @@ RESULTS: list[Entry] = [
           source="B, Section 7 (as summarised)"),
     Entry("tfsvm-causal", "Causal attention: GD and the path select by the masked per-query SVM", B,
           uses=("tfsvm-seq2seq", "tfsvm-frobenius", "theorem1", "theorem3", "tfsvm-feasibility"),
-          hypotheses=("per_query_svm", "causal_mask", "strict_optimality", "opt_feasible", "overparameterized"),
+          hypotheses=("seq2seq.per_query_svm", "causal.causal_mask", "causal.strict_optimality", "causal.opt_feasible",
+                      "causal.overparameterized"),
           necessity=("per_query_svm", "causal_mask", "overparameterized"),
           statement="query k sees tokens t <= k: NGD converges in direction to W_mm(alpha) of its selected tokens and the "
                     "path to W_mm(opt), W_mm with constraints (x_{i,alpha_ik} - x_it)^T W x_ik >= 1 for t <= k, t != alpha_ik "
@@ -329,42 +335,45 @@ RESULTS: list[Entry] = [
           source="B, Section 7 (as summarised)"),
     Entry("tfsvm-landscape", "Over-parameterisation: no stationary points; spurious LMMs fade as d grows", B,
           uses=("tfsvm-frobenius", "tfsvm-feasibility", "definition2", "assumption-A"),
-          hypotheses=("independent_queries", "not_all_tied"), necessity=("independent_queries",),
+          hypotheses=("data.independent_queries", "scores.not_all_tied"), necessity=("independent_queries",),
           statement="linearly independent queries (d >= n) and no all-tied input => L(W) has no stationary point "
                     "(d >= T-1 not needed); spurious LMMs, present at d = max(T-1, n), become rare as d grows",
           source="B, Section 5.2 (as summarised), claims (3)-(4)"),
     Entry("tfsvm-global", "Score gap + aligned initial gradient: GD from 0 converges to W_mm(opt)", B,
           uses=("lemma4", "theorem3", "tfsvm-regpath-w", "assumption-A", "definition1", "tfsvm-frobenius"),
-          hypotheses=("assumption_A", "strict_optimality", "gmm_feasible", "score_gap", "initial_gradient_aligned"),
-          necessity=("score_gap", "initial_gradient_aligned"),
-          statement="gamma_opt - max_{t != opt} gamma_t >= spread of the others, and (x_opt - x_t)^T (-grad L(0)) z_i > 0 "
-                    "=> normalized GD from W_0 = 0 converges in direction to W_mm(opt) (reconstructed conditions)",
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.score_gap", "w_risk.initial_gradient_aligned",
+                      "data.independent_queries", "w_svm.gmm_feasible"),
+          necessity=("score_gap", "initial_gradient_aligned", "independent_queries"),
+          statement="gamma_opt - max_{t != opt} gamma_t >= spread of the others, (x_opt - x_t)^T (-grad L(0)) z_i > 0 and "
+                    "linearly independent queries (over-parameterisation, d >= n) => normalized GD from W_0 = 0 converges "
+                    "in direction to W_mm(opt) (reconstructed conditions)",
           source="B, Section 4 (as summarised), claim (4)"),
     Entry("rates-ngd", "NGD: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "lemma4", "assumption-B"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
           statement="in the covered settings of rates-global, normalized GD has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t "
                     "(our reconstruction of paper C's rate), judged by the fitted exponent",
           source="C, abstract: finite-time rates"),
     Entry("rates-polyak", "Polyak: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "rates-ngd", "rates-speedup", "lemma4", "assumption-B"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm", "start_near_zero"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),      # start_near_zero: necessity not established (NOTES.md)
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm",
+                      "rates.start_near_zero"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support, start_near_zero: necessity not established (NOTES.md)
           check=("SUPPORTED", "REFUTED"),     # refuted by a stored Polyak trap from a small start; quick search: seed 2
           statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, W_mm(opt)) "
                     "<= C log(t)/t (our reconstruction), judged by the fitted exponent",
           source="C, abstract: finite-time rates (Polyak)"),
     Entry("rates-sparsity", "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
           uses=("rates-ngd", "rates-polyak", "rates-global"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
           statement="in the covered settings, mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c = eta/(Z ||W_mm||^2) for NGD and "
                     "rho_0/(Z^2 ||W_mm||^2) for Polyak (our reconstruction), judged by the fitted rate",
           source="C, abstract: sparsification rate"),
     Entry("rates-joint", "Joint (W, v) NGD: W -> W_mm, decoder in margin, L <= exp(-c t^(1/3)) (reconstructed)", C,
           uses=("rates-global", "lemma4"),
-          hypotheses=("normalized_step", "labels_on_signal"), necessity=("normalized_step",),
+          hypotheses=("rates.normalized_step", "rates.labels_on_signal"), necessity=("normalized_step",),
           statement="joint normalized GD on (W, v) on Gaussian-like data (reconstruction): W converges in direction to "
                     "W_mm(opt), the decoder's normalized margin to the label SVM's, and the loss decays like exp(-t^(1/3))",
           source="C, public summaries: joint training"),

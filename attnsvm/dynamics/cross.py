@@ -167,6 +167,94 @@ def train(datasets: Sequence[Dataset], rule, steps: int, param: str = "W", m: in
     raise ValueError(f"param must be 'W' or 'KQ', got {param!r}")
 
 
+def initial_points(d: int, param: str, m: int | None, init_scale: float, seed: int, starts: int) -> np.ndarray:
+    """The `starts` seeded inits of one dataset that `train([ds], ...)` draws: W entries
+    N(0, init_scale^2), or theta = (K, Q) with entries N(0, init_scale^2 / m)."""
+    rng = np.random.default_rng(seed)
+    if param == "W":
+        return rng.normal(scale=init_scale, size=(starts, d * d))
+    if param == "KQ":
+        return KQ(d, m or d).random(rng, init_scale, starts).numpy()
+    raise ValueError(f"param must be 'W' or 'KQ', got {param!r}")
+
+
+def kq_normalized_gd(problem: Problem, kq: KQ, theta0, steps: int, eta: float, every: int | None = None):
+    """`dynamics.run(problem, NormalizedGD(eta), theta0, steps, every, param=kq)` with its unrecorded
+    steps in numpy on the fused kernel's gradient direction: normalized GD in theta = (K, Q) needs
+    only the direction of grad_W L (grad_K = G Q, grad_Q = G^T K, then normalised), so each step is
+    one kernel pass and two small matrix products (about 4x fewer microseconds per step than the
+    torch loop for the small batches of a check). Recorded steps, the final point and the status
+    rule are `dynamics.run`'s; where the kernel does not run (a GPU, a custom loss) it is
+    `dynamics.run` itself."""
+    from attnsvm import dynamics
+    from attnsvm.dynamics.trajectory import UNDERFLOW, Trajectory, record_schedule
+
+    fused = problem.fused if problem.K.device.type == "cpu" else None
+    if fused is None or not fused.loss_code:
+        return dynamics.run(problem, dynamics.NormalizedGD(eta), theta0, steps, every, param=kq)
+    B, d, m = problem.batch, kq.d, kq.m
+    theta = np.array(np.broadcast_to(np.asarray(theta0, dtype=np.float64), (B, 2 * d * m)))
+    keep, ws = record_schedule(steps, every), fused.workspace()
+    keep_set = set(keep)
+    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
+    stopped = stalled = np.zeros(B, dtype=bool)
+    selected = None
+    for k in range(steps + 1):
+        K, Q = theta[:, : d * m].reshape(B, d, m), theta[:, d * m:].reshape(B, d, m)
+        p = (K @ Q.transpose(0, 2, 1)).reshape(B, d * d)
+        if k in keep_set:
+            g = problem.grad(torch.from_numpy(p))
+            rows["p"].append(torch.from_numpy(p.copy()))
+            rows["value"].append(g.value)
+            rows["log_unsat"].append(g.log_unsat)
+            D, log_norm, selected = g.direction.numpy(), g.log_norm.numpy(), g.selected
+        else:
+            D, log_norm, _ = fused.arrays(p, ws)
+        D = D.reshape(B, d, d)
+        flat = np.concatenate([(D @ Q).reshape(B, -1), (D.transpose(0, 2, 1) @ K).reshape(B, -1)], -1)
+        norm = np.linalg.norm(flat, axis=-1)
+        ok = norm > 0
+        direction = np.where(ok[:, None], flat / np.where(ok, norm, 1.0)[:, None], 0.0)
+        if k in keep_set:
+            with np.errstate(divide="ignore"):
+                rows["log_grad_norm"].append(torch.from_numpy(np.where(ok, log_norm + np.log(np.where(ok, norm, 1.0)),
+                                                                        -np.inf)))
+        if k == steps:
+            break
+        new = theta - eta * direction
+        if k == steps - 1:
+            with np.errstate(divide="ignore"):
+                lg = np.where(ok, log_norm + np.log(np.where(ok, norm, 1.0)), -np.inf)
+            stopped = (new == theta).all(-1)
+            stalled = stopped & (lg < UNDERFLOW)
+        theta = new
+    finite = np.isfinite(theta).all(-1)
+    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
+              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
+    final = torch.from_numpy(p)
+    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
+                      torch.stack(rows["log_unsat"]), selected, final, status, torch.from_numpy(theta))
+
+
+def train_each(datasets: Sequence[Dataset], rule, steps: int, param: str = "W", m: int | None = None,
+               init_scale: float = 0.1, seeds: Sequence[int] = (0,), starts: int = 1, every: int | None = None,
+               loss: Loss | str = "logistic"):
+    """`train` with one seed per dataset: dataset k's starts are the ones `train([ds_k], ..., seed=seeds[k])`
+    draws, so a dataset's run does not depend on the others in the batch (one batched run of
+    len(datasets) * starts instances, dataset-major; normalized GD in (K, Q) by `kq_normalized_gd`)."""
+    from attnsvm import dynamics
+
+    d = datasets[0].d
+    batch = [ds for ds in datasets for _ in range(starts)]
+    p0 = np.concatenate([initial_points(d, param, m, init_scale, s, starts) for s in seeds])
+    prob = w_problem(batch, loss)
+    if param == "W":
+        return dynamics.run(prob, rule, p0, steps, every)
+    if type(rule) is dynamics.NormalizedGD and isinstance(rule.eta, (int, float)):
+        return kq_normalized_gd(prob, KQ(d, m or d), p0, steps, float(rule.eta), every)
+    return dynamics.run(prob, rule, p0, steps, every, param=KQ(d, m or d))
+
+
 def margin_normalized(w, problem) -> np.ndarray | None:
     """W / min_j <A_j, vec W> for a margin problem `svm.w_svm_problem(ds, alpha)`: the point of
     W's ray meeting the constraints with margin exactly 1 (None if W does not separate alpha).

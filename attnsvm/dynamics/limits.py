@@ -58,6 +58,49 @@ def alignment_gap(problem: Problem, p: torch.Tensor, q) -> np.ndarray:
     return (1 - c).cpu().numpy()
 
 
+def run_gd(problem: Problem, eta, p0, steps: int, every: int | None = None) -> Trajectory:
+    """`trajectory.run(problem, GD(eta), p0, steps, every)` (eta a number or one per instance) with its
+    unrecorded steps in numpy on the fused kernel (p <- p - eta exp(log||g||) g/||g||, one kernel
+    pass per step: about 2.5x fewer microseconds per step than the torch loop for the few instances
+    of one shape that a check runs together). Recorded steps, the final point and the status rule
+    are `run`'s; where the kernel does not run (a GPU, a custom loss) it is `run` itself."""
+    from attnsvm.dynamics.rules import GD
+    from attnsvm.dynamics.trajectory import UNDERFLOW, record_schedule
+
+    fused = problem.fused if problem.K.device.type == "cpu" else None
+    if fused is None or not fused.loss_code:
+        return run(problem, GD(eta), p0, steps, every)
+    B, d = problem.batch, problem.dim
+    p = np.array(np.broadcast_to(np.asarray(p0, dtype=np.float64), (B, d)))
+    step = -np.broadcast_to(np.asarray(eta, dtype=np.float64), (B,))
+    keep, ws = record_schedule(steps, every), fused.workspace()
+    keep_set = set(keep)
+    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
+    stopped = stalled = np.zeros(B, dtype=bool)
+    g = None
+    for k in range(steps + 1):
+        if k in keep_set:
+            g = problem.grad(torch.from_numpy(p))
+            for key, value in (("p", torch.from_numpy(p.copy())), ("value", g.value), ("log_grad_norm", g.log_norm),
+                               ("log_unsat", g.log_unsat)):
+                rows[key].append(value)
+            D, log_norm = g.direction.numpy(), g.log_norm.numpy()
+        else:
+            D, log_norm, _ = fused.arrays(p, ws)
+        if k == steps:
+            break
+        new = p + D * (step * np.exp(log_norm))[:, None]
+        if k == steps - 1:
+            stopped = (new == p).all(-1)
+            stalled = stopped & (log_norm < UNDERFLOW)
+        p = new
+    finite = np.isfinite(p).all(-1)
+    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
+              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
+    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
+                      torch.stack(rows["log_unsat"]), g.selected, torch.from_numpy(p), status)
+
+
 def extend(problem: Problem, rule: UpdateRule, tr: Trajectory, steps: int) -> Trajectory:
     """Continue a run of a stateless rule (GD, NormalizedGD, Polyak) for `steps` more iterations;
     the records of both parts are joined (steps of the second part offset by the first)."""
@@ -80,48 +123,80 @@ class Limit:
     reason: str = ""
 
 
-def _towards(problem: Problem, tr: Trajectory, b: int, q: np.ndarray, rows: list[int], tol: Tolerances) -> tuple[bool, dict]:
-    P = tr.p[rows, b]                                                     # (3, d)
-    batch = Problem(problem.K[b:b + 1].expand(len(rows), *problem.K.shape[1:]),
-                    problem.gamma[b:b + 1].expand(len(rows), *problem.gamma.shape[1:]), problem.loss)
-    align = alignment_gap(batch, P, q)
-    corr_gap = [1 - geometry.corr(P[k].cpu().numpy(), q) for k in range(len(rows))]
-    norms = P.norm(dim=-1).cpu().numpy()
+def _towards(problem: Problem, tr: Trajectory, jobs: list[tuple[int, np.ndarray]], rows: list[int],
+             tol: Tolerances) -> list[tuple[bool, dict]]:
+    """For each (b, q) of `jobs`: does start b of `tr` converge towards q at the recorded `rows`
+    (increments aligned with q within tol.align at the last row, norm growing, 1 - corr(p, q)
+    not rising over the last octave or below tol.floor)? One batched gradient for all jobs."""
+    if not jobs:
+        return []
+    bs = [b for b, _ in jobs]
+    P = tr.p[rows][:, bs].transpose(0, 1).reshape(len(jobs) * len(rows), -1)          # job-major
+    idx = torch.as_tensor(bs, device=problem.K.device).repeat_interleave(len(rows))
+    batch = Problem(problem.K[idx], problem.gamma[idx], problem.loss)
+    Q = np.repeat(np.stack([q for _, q in jobs]), len(rows), axis=0)
+    align = alignment_gap(batch, P, Q).reshape(len(jobs), len(rows))
     steps = [tr.steps[r] for r in rows]
-    resid = [float(np.linalg.norm(P[k].cpu().numpy() - q * math.log(steps[k]))) for k in range(len(rows))]
-    d = {"align_gap": align.tolist(), "corr_gap": corr_gap, "norm": norms.tolist(), "steps": steps,
-         "corr_gap_slope_vs_log_t": loglog_slope(steps, corr_gap), "residual_growth_last_octave": resid[-1] - resid[-2]}
-    ok = (align[-1] <= tol.align and bool(np.all(np.diff(norms) > 0))
-          and (corr_gap[-1] <= corr_gap[-2] or corr_gap[-1] <= tol.floor))
-    return ok, d
+    out = []
+    for j, (b, q) in enumerate(jobs):
+        Pj = tr.p[rows, b].cpu().numpy()
+        corr_gap = [1 - geometry.corr(Pj[k], q) for k in range(len(rows))]
+        norms = np.linalg.norm(Pj, axis=-1)
+        resid = [float(np.linalg.norm(Pj[k] - q * math.log(steps[k]))) for k in range(len(rows))]
+        d = {"align_gap": align[j].tolist(), "corr_gap": corr_gap, "norm": norms.tolist(), "steps": steps,
+             "corr_gap_slope_vs_log_t": loglog_slope(steps, corr_gap), "residual_growth_last_octave": resid[-1] - resid[-2]}
+        ok = (align[j, -1] <= tol.align and bool(np.all(np.diff(norms) > 0))
+              and (corr_gap[-1] <= corr_gap[-2] or corr_gap[-1] <= tol.floor))
+        out.append((bool(ok), d))
+    return out
 
 
-def classify(ds: Dataset, problem: Problem, tr: Trajectory, b: int, gmm: geometry.Selection,
-             tol: Tolerances = Tolerances()) -> Limit:
-    """The limit of start b of `tr` (a run on copies of `ds`); `gmm` = geometry.gmm(ds), the
-    selection of the optimal tokens (first index on ties: callers that need the GMM proper
-    require strict optimality)."""
-    alpha = tuple(int(a) for a in tr.selected[b].tolist())
+def classify_all(datasets: list[Dataset], problem: Problem, tr: Trajectory, tol: Tolerances = Tolerances()) -> list[Limit]:
+    """The limit of every start b of `tr`, a run on `datasets[b]` (one per start; a dataset may
+    repeat): 'gmm' when it converges (in the sense of `_towards`) to p_mm(opt) selecting opt,
+    'other' when it converges to p_mm(alpha) of the tokens alpha != opt it selects, else
+    'undecided' with the reason. The GMM is `geometry.gmm(ds)` (first index on ties: callers that
+    need the GMM proper require strict optimality). Two batched gradients for the whole run."""
     rows = list(range(len(tr.steps)))[-3:]
-    detail = {"alpha": list(alpha), "status": tr.status[b], "horizon": tr.steps[-1],
-              "final_p": tr.final[b].cpu().tolist(), "log_unselected_mass": tr.log_unsat[-1, b].cpu().tolist()}
-    if tr.status[b] != "ok":
-        return Limit("undecided", alpha, detail, f"run {tr.status[b]} (gradient underflow or non-finite): untrusted")
-    if gmm.feasible:
-        ok, d = _towards(problem, tr, b, gmm.p_mm, rows, tol)
-        detail["to_gmm"] = d
-        if ok and alpha == gmm.alpha:
-            return Limit("gmm", alpha, detail)
-    sel = gmm if alpha == gmm.alpha else geometry.select(ds, alpha)
-    if sel.feasible and alpha != gmm.alpha:
-        ok, d = _towards(problem, tr, b, sel.p_mm, rows, tol)
-        detail.update(to_selected=d, selected_p_mm=sel.p_mm.tolist(), selected_locally_optimal=sel.locally_optimal,
-                      selected_score_gap=sel.score_gap, selected_certified=sel.certified)
+    gmms = [geometry.gmm(ds) for ds in datasets]
+    alphas = [tuple(int(a) for a in tr.selected[b].tolist()) for b in range(len(datasets))]
+    details = [{"alpha": list(alphas[b]), "status": tr.status[b], "horizon": tr.steps[-1],
+                "final_p": tr.final[b].cpu().tolist(), "log_unselected_mass": tr.log_unsat[-1, b].cpu().tolist()}
+               for b in range(len(datasets))]
+    out: list[Limit | None] = [None] * len(datasets)
+    for b in range(len(datasets)):
+        if tr.status[b] != "ok":
+            out[b] = Limit("undecided", alphas[b], details[b], f"run {tr.status[b]} (gradient underflow or non-finite): "
+                                                               "untrusted")
+    todo = [b for b in range(len(datasets)) if out[b] is None]
+    first = [b for b in todo if gmms[b].feasible]
+    for b, (ok, d) in zip(first, _towards(problem, tr, [(b, gmms[b].p_mm) for b in first], rows, tol)):
+        details[b]["to_gmm"] = d
+        if ok and alphas[b] == gmms[b].alpha:
+            out[b] = Limit("gmm", alphas[b], details[b])
+    sels = {b: geometry.select(datasets[b], alphas[b]) for b in todo if out[b] is None and alphas[b] != gmms[b].alpha}
+    second = [b for b, sel in sels.items() if sel.feasible]
+    for b, (ok, d) in zip(second, _towards(problem, tr, [(b, sels[b].p_mm) for b in second], rows, tol)):
+        sel = sels[b]
+        details[b].update(to_selected=d, selected_p_mm=sel.p_mm.tolist(), selected_locally_optimal=sel.locally_optimal,
+                          selected_score_gap=sel.score_gap, selected_certified=sel.certified)
         if ok:
-            return Limit("other", alpha, detail)
-    why = "selected tokens not separable (ATT-SVM infeasible)" if not sel.feasible else \
-        f"not converged at horizon {tr.steps[-1]} (alignment, norm growth or corr trend outside tolerance)"
-    return Limit("undecided", alpha, detail, why)
+            out[b] = Limit("other", alphas[b], details[b])
+    for b in todo:
+        if out[b] is None:
+            sel = sels.get(b, gmms[b])
+            why = "selected tokens not separable (ATT-SVM infeasible)" if not sel.feasible else \
+                f"not converged at horizon {tr.steps[-1]} (alignment, norm growth or corr trend outside tolerance)"
+            out[b] = Limit("undecided", alphas[b], details[b], why)
+    return out
+
+
+def classify(ds: Dataset, problem: Problem, tr: Trajectory, b: int, gmm: geometry.Selection | None = None,
+             tol: Tolerances = Tolerances()) -> Limit:
+    """The limit of start b of `tr` (a run on copies of `ds`): `classify_all` for one start."""
+    sub = Trajectory(tr.steps, tr.p[:, b:b + 1], tr.value[:, b:b + 1], tr.log_grad_norm[:, b:b + 1],
+                     tr.log_unsat[:, b:b + 1], tr.selected[b:b + 1], tr.final[b:b + 1], [tr.status[b]])
+    return classify_all([ds], Problem(problem.K[b:b + 1], problem.gamma[b:b + 1], problem.loss), sub, tol)[0]
 
 
 def run_to_limit(ds: Dataset, problem: Problem, rule: UpdateRule, starts, steps: int, max_factor: int = 4,
@@ -131,10 +206,62 @@ def run_to_limit(ds: Dataset, problem: Problem, rule: UpdateRule, starts, steps:
     extend to `max_factor * steps` when a start's kind is in `extend_on`. Keep 'other' in it:
     a failure must persist over the longer horizon; dropping 'undecided' saves time when only
     failures matter (a search for counterexamples)."""
-    gmm = geometry.gmm(ds)
     tr = run(problem, rule, starts, steps)
-    limits = [classify(ds, problem, tr, b, gmm, tol) for b in range(problem.batch)]
+    limits = classify_all([ds] * problem.batch, problem, tr, tol)
     if max_factor > 1 and any(l.kind in extend_on for l in limits):
         tr = extend(problem, rule, tr, (max_factor - 1) * steps)
-        limits = [classify(ds, problem, tr, b, gmm, tol) for b in range(problem.batch)]
+        limits = classify_all([ds] * problem.batch, problem, tr, tol)
     return tr, limits
+
+
+@dataclass
+class Descent:
+    """One instance's share of a batched run (`descend`): the group's trajectory `tr`, the rows
+    `cols` of its starts in it, and (when classified) each start's `Limit`."""
+
+    tr: Trajectory
+    cols: list[int]
+    limits: list[Limit] | None = None
+
+    def p(self, rows) -> np.ndarray:
+        """Its starts' iterates at the recorded `rows` (len(rows), starts, d)."""
+        return self.tr.p[rows][:, self.cols].cpu().numpy()
+
+    @property
+    def status(self) -> list[str]:
+        return [self.tr.status[b] for b in self.cols]
+
+
+def descend(insts, rules: list[tuple[str, float, int]], classify=lambda inst: True,
+            tol: Tolerances = Tolerances()) -> list[Descent]:
+    """Run every instance's starts (params 'starts', a list of points, and 'loss') with its rule,
+    rules[k] = ('gd', eta, steps) (fixed-step GD, `run_gd`) or ('ngd', eta, steps) (normalized GD on
+    the fused kernel), all instances of one shape, loss, rule and horizon in one batch, and name
+    each start's limit (`classify_all`) where `classify(inst)`. An instance's results do not depend
+    on the others in its batch (each row is its own problem)."""
+    from attnsvm.dynamics.rules import NormalizedGD
+
+    groups: dict[tuple, list[int]] = {}
+    for k, inst in enumerate(insts):
+        ds = inst.dataset
+        kind, eta, steps = rules[k]
+        groups.setdefault((ds.n, ds.T, ds.d, inst.params["loss"], kind, steps, eta if kind == "ngd" else None),
+                          []).append(k)
+    out: list[Descent | None] = [None] * len(insts)
+    for (_, _, _, loss, kind, steps, _), ks in groups.items():
+        rows, datasets, p0, etas = [], [], [], []
+        for k in ks:
+            starts = np.asarray(insts[k].params["starts"], dtype=np.float64)
+            rows.append(list(range(len(datasets), len(datasets) + len(starts))))
+            datasets += [insts[k].dataset] * len(starts)
+            p0.append(starts)
+            etas += [rules[k][1]] * len(starts)
+        problem = Problem.from_datasets(datasets, loss)
+        if kind == "gd":
+            tr = run_gd(problem, np.array(etas), np.concatenate(p0), steps)
+        else:
+            tr = run(problem, NormalizedGD(etas[0]), np.concatenate(p0), steps)
+        lims = classify_all(datasets, problem, tr, tol) if classify(insts[ks[0]]) else None
+        for k, cols in zip(ks, rows):
+            out[k] = Descent(tr, cols, [lims[b] for b in cols] if lims else None)
+    return out

@@ -182,3 +182,31 @@ def exact_rank(rows: list[list[Fraction]]) -> int:
     if not rows:
         return 0
     return flint.fmpq_mat([[flint.fmpq(q.numerator, q.denominator) for q in r] for r in rows]).rank()
+
+
+def target_problem(S: SeqData, alpha, which: str) -> MarginProblem:
+    """The margin problem a statement predicts with: 'seq' / 'causal' one block per query (S's
+    mask), 'single' one query per input (the first, or causal the last: the one that sees every
+    token), 'full' every token visible (a causal run against the unmasked problem)."""
+    if which == "single":
+        return S.svm_problem(alpha, "last" if S.causal else "first")
+    if which == "full":
+        return SeqData(S.ds, S.labels, False).svm_problem(alpha, "all")
+    return S.svm_problem(alpha, "all")
+
+
+def solved(prob: MarginProblem) -> tuple[np.ndarray | None, str]:
+    """(the solution as a flat float vector, or None when infeasible / not certified by an exact
+    KKT certificate; the status)."""
+    from attnsvm.svm import certificates, margin
+
+    res = margin.solve(prob)
+    cert = certificates.certify(res)
+    if res.ok and cert.verified and cert.kind == "kkt":
+        return np.array([float(q) for q in cert.x]), "optimal"
+    return None, res.status if cert.verified else f"{res.status}, certificate not verified"
+
+
+def rows_needed(S: SeqData) -> int:
+    """The number of difference rows: one per visible token after the first, per query."""
+    return sum(len(S.visible(k)) - 1 for _, k in S.queries("all"))

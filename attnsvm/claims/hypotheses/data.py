@@ -3,7 +3,21 @@
 from attnsvm.claims.claim import Hypothesis
 from attnsvm.claims.hypotheses import table
 
+
+def _independent_queries(inst) -> bool:
+    """The queries z_i (the dataset's z, else z_i = x_i1) are linearly independent: exact rank n (FLINT)."""
+    from attnsvm.dynamics.seq2seq import exact_rank
+    from attnsvm.svm import wlift
+
+    ds = inst.dataset
+    return ds.n <= ds.d and exact_rank(wlift.exact_queries(ds).tolist()) == ds.n
+
+
 SINGLE_INPUT = Hypothesis("single_input", "n = 1", lambda inst: inst.dataset.n == 1)
+TWO_INPUTS_TWO_TOKENS = Hypothesis("two_inputs_two_tokens", "n = 2 inputs of T = 2 tokens",
+                                   lambda inst: inst.dataset.n == 2 and inst.dataset.T == 2)
+INDEPENDENT_QUERIES = Hypothesis("independent_queries", "the queries z_1..z_n are linearly independent (exact; needs "
+                                 "d >= n)", _independent_queries)
 
 
 def _common_label(inst) -> bool:
@@ -47,4 +61,5 @@ D_GE_N = Hypothesis("d_ge_n", "d >= n", lambda inst: inst.dataset.d >= inst.data
 GENERIC = Hypothesis("generic", "general position: every min(T, d+1) tokens of an input affinely independent, every "
                      "min(n, d) queries linearly independent (exact)", lambda inst: general_position(inst.dataset))
 
-HYPOTHESES = table(SINGLE_INPUT, COMMON_LABEL, V_IN_RANGE_W, D_GE_T_MINUS_1, D_GE_N, GENERIC)
+HYPOTHESES = table(SINGLE_INPUT, TWO_INPUTS_TWO_TOKENS, INDEPENDENT_QUERIES, COMMON_LABEL, V_IN_RANGE_W,
+                   D_GE_T_MINUS_1, D_GE_N, GENERIC)

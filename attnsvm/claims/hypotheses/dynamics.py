@@ -11,5 +11,7 @@ W_PARAMETERISATION = Hypothesis("w_parameterisation", "the trained variable is W
                                 lambda inst: inst.params["param"] == "W")
 KQ_PARAMETERISATION = Hypothesis("kq_parameterisation", "the trained variables are K, Q with W = K Q^T",
                                  lambda inst: inst.params["param"] == "KQ")
+WIDTH_M_GE_D = Hypothesis("width_m_ge_d", "K, Q in R^{d x m} with m >= d (the rank constraint of W = K Q^T is void)",
+                          lambda inst: inst.params["param"] != "KQ" or inst.params["m"] >= inst.dataset.d)
 
-HYPOTHESES = table(STEP_SIZE, W_PARAMETERISATION, KQ_PARAMETERISATION)
+HYPOTHESES = table(STEP_SIZE, W_PARAMETERISATION, KQ_PARAMETERISATION, WIDTH_M_GE_D)

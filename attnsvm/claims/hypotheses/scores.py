@@ -12,4 +12,20 @@ ASSUMPTION_B = Hypothesis(
     "assumption_B", "in every input the non-optimal tokens share one score, strictly below the optimal one (exact)",
     lambda inst: model.assumption_b(inst.dataset))
 
-HYPOTHESES = table(STRICT_OPTIMALITY, ASSUMPTION_B)
+
+def _score_gap(inst) -> bool:
+    """gamma_opt - max_{t != opt} gamma_t >= the spread of the non-optimal scores, in every input (exact)."""
+    g, opt = model.exact_scores(inst.dataset), model.optimal_tokens(inst.dataset)
+    for i, row in enumerate(g):
+        others = [x for t, x in enumerate(row) if t != opt[i]]
+        if row[opt[i]] - max(others) < max(others) - min(others):
+            return False
+    return True
+
+
+NOT_ALL_TIED = Hypothesis("not_all_tied", "every input has two tokens with different scores (exact)",
+                          lambda inst: all(len(set(row)) > 1 for row in model.exact_scores(inst.dataset)))
+SCORE_GAP = Hypothesis("score_gap", "gamma_opt - max_{t != opt} gamma_t >= spread of the other scores, every input "
+                       "(exact; docs/statements.md#tfsvm-global)", _score_gap)
+
+HYPOTHESES = table(STRICT_OPTIMALITY, ASSUMPTION_B, NOT_ALL_TIED, SCORE_GAP)
