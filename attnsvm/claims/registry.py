@@ -350,30 +350,29 @@ RESULTS: list[Entry] = [
           source="B, Section 4 (as summarised), claim (4)"),
     Entry("rates-ngd", "NGD: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "lemma4", "assumption-B"),
-          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
-          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
+          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
+          necessity=("n1_or_all_support", "no_other_w_lmm"),
           statement="in the covered settings of rates-global, normalized GD has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t "
                     "(our reconstruction of paper C's rate), judged by the fitted exponent",
           source="C, abstract: finite-time rates"),
     Entry("rates-polyak", "Polyak: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "rates-ngd", "rates-speedup", "lemma4", "assumption-B"),
-          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm",
-                      "rates.start_near_zero"),
-          necessity=("no_other_w_lmm",),     # n1_or_all_support, start_near_zero: necessity not established (NOTES.md)
+          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm", "start_near_zero"),
+          necessity=("n1_or_all_support", "no_other_w_lmm"),      # start_near_zero: necessity not established (NOTES.md)
           check=("SUPPORTED", "REFUTED"),     # refuted by a stored Polyak trap from a small start; quick search: seed 2
           statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, W_mm(opt)) "
                     "<= C log(t)/t (our reconstruction), judged by the fitted exponent",
           source="C, abstract: finite-time rates (Polyak)"),
     Entry("rates-sparsity", "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
           uses=("rates-ngd", "rates-polyak", "rates-global"),
-          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
-          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
+          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
+          necessity=("n1_or_all_support", "no_other_w_lmm"),
           statement="in the covered settings, mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c = eta/(Z ||W_mm||^2) for NGD and "
                     "rho_0/(Z^2 ||W_mm||^2) for Polyak (our reconstruction), judged by the fitted rate",
           source="C, abstract: sparsification rate"),
     Entry("rates-joint", "Joint (W, v) NGD: W -> W_mm, decoder in margin, L <= exp(-c t^(1/3)) (reconstructed)", C,
           uses=("rates-global", "lemma4"),
-          hypotheses=("rates.normalized_step", "rates.labels_on_signal"), necessity=("normalized_step",),
+          hypotheses=("normalized_step", "labels_on_signal"), necessity=("normalized_step",),
           statement="joint normalized GD on (W, v) on Gaussian-like data (reconstruction): W converges in direction to "
                     "W_mm(opt), the decoder's normalized margin to the label SVM's, and the loss decays like exp(-t^(1/3))",
           source="C, public summaries: joint training"),
