@@ -194,7 +194,9 @@ def test_every_section_states_its_result_and_links_its_statement(site):
     _, bp, html, md, _ = site
     sections = _sections(html)
     assert set(sections) == {n.id for n in registry.all_nodes()}
+    statements = (Path(__file__).parents[1] / "docs" / "statements.md").read_text()
     for e in registry.all_nodes():
+        assert f'<a id="{e.id}"></a>' in statements, e.id                      # the link lands on its entry
         text = " ".join(sections[e.id].split())
         for part in (e.title, e.statement, e.source):
             assert " ".join(part.split()) in text, (e.id, part)

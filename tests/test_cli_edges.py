@@ -28,8 +28,7 @@ HEAVY = ("torch", "sympy", "scipy", "cvxpy", "hypothesis", "attnsvm.interfaces.a
 def attnsvm(*args, cwd: Path, **env) -> subprocess.CompletedProcess:
     """The console command in a process of its own, stdout and stderr piped (not a terminal)."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    for name in ("HYPOTHESIS_STORAGE_DIRECTORY", "COLUMNS"):
-        environ.pop(name, None)
+    environ.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     return subprocess.run([sys.executable, "-m", "attnsvm", *map(str, args)], cwd=cwd, env=environ, capture_output=True,
                           text=True, timeout=600)
 

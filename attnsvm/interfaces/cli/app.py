@@ -27,11 +27,10 @@ PIPED_WIDTH = 1000      # columns of output that is not a terminal: tables as wi
 
 
 def consoles():
-    """(stdout, stderr) rich consoles; one that is not a terminal is never cut at 80 columns
-    (unless $COLUMNS says how wide)."""
+    """(stdout, stderr) rich consoles; one that is not a terminal is never cut at 80 columns."""
     from rich.console import Console
 
-    wide = lambda stream: None if stream.isatty() or os.environ.get("COLUMNS") else PIPED_WIDTH     # noqa: E731
+    wide = lambda stream: None if stream.isatty() else PIPED_WIDTH       # noqa: E731
     return Console(width=wide(sys.stdout)), Console(stderr=True, width=wide(sys.stderr))
 
 

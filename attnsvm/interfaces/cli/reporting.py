@@ -46,7 +46,7 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
         run = {"budget": b.name, "seed": seed, "interrupted": interrupted}
         if interrupted and not reports:
             err.print(f"interrupted before any of the {len(tasks)} parts finished: no blueprint written",
-                      markup=False, highlight=False)
+                      markup=False, highlight=False, soft_wrap=True)
             raise typer.Exit(130)
         if interrupted:                         # the parts that finished, the rest shown as not run
             bp.build(reports, out_dir, formats, run=run)
