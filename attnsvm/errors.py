@@ -16,6 +16,17 @@ def printable(text: str, limit: int = MESSAGE_LIMIT) -> str:
                    for c in text)
 
 
+def shell_word(text: str) -> str:
+    """`text` as one shell word that is safe to print and to paste: shlex's quoting, or bash's
+    $'...' form with escapes where it holds characters a terminal must not see raw."""
+    import shlex
+
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join("\\" + c if c in "\\'" else c if c.isprintable() else
+                          c.encode("unicode_escape").decode("ascii") for c in text) + "'"
+
+
 class UserError(Exception):
     """Bad input from a user (file, flag, id). The CLI prints `error: <message>` and exits 2."""
 

@@ -375,3 +375,22 @@ def test_a_killed_run_leaves_no_process(tmp_path, command, running, sig):
 def test_output_that_cannot_be_written_is_one_error_line(tmp_path, shell):
     write(tmp_path / "d.json", TIGHT)
     one_error(attnsvm(cwd=tmp_path, shell=shell), "cannot write the output")
+
+
+# ---------------------------------------------------------------- printed commands and names
+
+REFUTED = BASE.replace("d=1", "d=(1, 2)") + 'wide = Claim("wide", "x", (), lambda i, b: Outcome(i.dataset.d >= 2), space)\n'
+
+
+def test_a_printed_command_replays_as_printed_and_names_are_escaped(tmp_path):
+    """A claims file named like a shell injection, with ESC in it: the replay command that
+    `counterexample` prints is one shell word per argument (pasting it replays the witness and
+    runs nothing else) and no raw control character reaches the terminal."""
+    name = "my claims$(touch X)\x1b[31m.py"
+    write(tmp_path / name, REFUTED)
+    r = attnsvm("counterexample", name, "--out", "w it.json", cwd=tmp_path)
+    assert r.returncode == 0 and "\x1b" not in r.stdout + r.stderr, r.stdout + r.stderr
+    line = next(x for x in r.stdout.splitlines() if x.startswith("witness written"))
+    printed = line[line.index("(replay: ") + len("(replay: "):-1]
+    r = attnsvm(cwd=tmp_path, shell=printed.replace("attnsvm", "ATTNSVM", 1))
+    assert r.returncode == 0 and "REFUTED" in r.stdout and not (tmp_path / "X").exists(), r.stdout + r.stderr

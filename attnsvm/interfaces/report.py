@@ -93,15 +93,19 @@ def settings(ev: dict) -> list[str]:
 
 
 def table(reports: list[Report]):
+    from rich.markup import escape
     from rich.table import Table
 
+    from attnsvm.errors import printable
+
+    shown = lambda text: escape(printable(text))      # noqa: E731 - names and messages of user code, as text
     t = Table(title="attnsvm verdicts", show_lines=False)
     for col in ("id", "part", "verdict", "expected", "ok", "evidence", "s"):
         t.add_column(col, overflow="fold", no_wrap=col == "id")     # ids whole: they are typed back
     for r in reports:
         v = str(r.verdict)
-        t.add_row(r.claim, r.part, f"[{COLORS.get(v, 'white')}]{v}[/]", "|".join(r.expected) or "-",
-                  "[green]yes[/]" if r.as_expected else "[red]NO[/]", summary(r), f"{r.seconds:.1f}")
+        t.add_row(shown(r.claim), shown(r.part), f"[{COLORS.get(v, 'white')}]{v}[/]", "|".join(r.expected) or "-",
+                  "[green]yes[/]" if r.as_expected else "[red]NO[/]", shown(summary(r)), f"{r.seconds:.1f}")
     return t
 
 

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import os
-import shlex
 from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from attnsvm.errors import UserError
+from attnsvm.errors import UserError, printable, shell_word
 from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
 
 AUTO_WORKERS_FROM = 8     # fan out over processes from this many parts on (fewer: in-process)
@@ -119,7 +118,7 @@ def _run_indexed(tasks, executor: str, workers: int, err):
             bar.update(progress, advance=1, description=tasks[k].label)
             if not err.is_terminal:
                 r = done[k]
-                err.print(f"[{len(done)}/{len(tasks)}] {tasks[k].label}: {r.verdict}"
+                err.print(f"[{len(done)}/{len(tasks)}] {printable(tasks[k].label)}: {r.verdict}"
                           f"{'' if r.as_expected else ' (NOT as expected)'} ({r.seconds:.1f} s)",
                           markup=False, highlight=False, soft_wrap=True)
 
@@ -261,8 +260,8 @@ def save_user_witnesses(pairs, folder: Path) -> tuple[list[str], list[str]]:
             failed.append(f"cannot write the witness of {task.id}: {e}")
             continue
         rep.evidence["witness_file"] = _shown(path)
-        lines.append(f"{task.id}: REFUTED; counterexample {_shown(path)}; "
-                     f"replay: attnsvm replay {shlex.quote(_shown(path))} --claims {shlex.quote(_shown(task.file))}")
+        lines.append(f"{printable(task.id)}: REFUTED; counterexample {printable(_shown(path))}; "
+                     f"replay: attnsvm replay {shell_word(_shown(path))} --claims {shell_word(_shown(task.file))}")
     return lines, failed
 
 
@@ -356,8 +355,8 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
         raise typer.Exit(1)
     rep.witness["source"] = source
     write_json_atomic(path, rep.witness)
-    out.print(f"witness written to {path} (replay: attnsvm replay {shlex.quote(str(path))}"
-              + (f" --claims {shlex.quote(claims_target(target)[0])}" if ":" in source else "") + ")",
+    out.print(f"witness written to {printable(str(path))} (replay: attnsvm replay {shell_word(str(path))}"
+              + (f" --claims {shell_word(claims_target(target)[0])}" if ":" in source else "") + ")",
               markup=False, highlight=False, soft_wrap=True)
 
 
@@ -463,6 +462,6 @@ def list_witnesses(targets: Optional[list[str]] = typer.Argument(None, help="res
             except OSError as e:
                 raise UserError(f"--export {export}: cannot write {w['path'].name} ({e.strerror})") from None
         out.print(f"exported {len(found)} witnesses to {export} (replay one: attnsvm replay "
-                  f"{shlex.quote(_shown(export / 'ID--NAME.json'))})", markup=False, highlight=False, soft_wrap=True)
+                  f"{shell_word(_shown(export / 'ID--NAME.json'))})", markup=False, highlight=False, soft_wrap=True)
     if json_file:
         write_json_atomic(json_file, [{k: v for k, v in w.items() if k != "path"} for w in found])
