@@ -72,7 +72,7 @@ BATCH = 256                     # instances a batched conclusion evaluates toget
 FIRST_BATCH = 8                 # its first batch; each next one doubles up to BATCH (a claim that
                                 # fails often is refuted before a whole batch is spent)
 GENERATION = 64                 # mutants per generation of the targeted phase, for a batched conclusion
-SEQUENTIAL_CAP = 64             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
+SEQUENTIAL_CAP = 32             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
 RUNAWAY = 10                    # runaway guard: past max(budget.limit, RUNAWAY x projected cost), an error row
 
 
@@ -318,25 +318,28 @@ class Search:
         except NotEnumerable as e:
             cover["note"] = f"not enumerable: {e}"
 
-    def sampled(self, space: Space) -> None:
+    def sampled(self, space: Space, until: float = SAMPLED_SHARE, label: str = "sampled") -> None:
         """Uniform samples from each scope the exhaustive phase did not finish, and from the
-        whole space, in turn, evaluated in batches; a counterexample is shrunk before it is
-        reported."""
+        whole space, in turn, evaluated in batches, until the `until` share of the evaluations
+        is spent; a counterexample is shrunk before it is reported. Later calls continue the
+        same seeded sequence (the targeted phase hands its rest back here when its
+        neighbourhoods are used up)."""
         import numpy as np
 
-        cover = self.coverage["sampled"] = {"instances": 0}
-        rng = np.random.default_rng([self.seed, 0x5EED])
-        done = len(self.coverage.get("exhaustive", {}).get("scopes", []))
-        scopes = list(space.scopes())[done:] + [None]
-        k, batch = 0, []
-        while not self.spent(SAMPLED_SHARE, len(batch)):
-            drawn = _generating(space.sample, rng, scopes[k % len(scopes)])
-            k += 1
+        cover = self.coverage.setdefault(label, {"instances": 0})
+        if not hasattr(self, "_draws"):
+            done = len(self.coverage.get("exhaustive", {}).get("scopes", []))
+            self._draws = (np.random.default_rng([self.seed, 0x5EED]), list(space.scopes())[done:] + [None], [0])
+        rng, scopes, counter = self._draws
+        start, batch = counter[0], []
+        while not self.spent(until, len(batch)):
+            drawn = _generating(space.sample, rng, scopes[counter[0] % len(scopes)])
+            counter[0] += 1
             if drawn is None:
                 continue
             value, record = drawn
             if record in self.tried:
-                if k > 50 * (cover["instances"] + 1):
+                if counter[0] - start > 50 * (cover["instances"] + 1):
                     break                       # the space is (nearly) used up
                 continue
             self.tried.add(record)
@@ -386,6 +389,8 @@ class Search:
             if len(batch) >= size:
                 self._settle(space, batch)
         self._settle(space, batch)
+        if not self.spent(end):                 # neighbourhoods used up: the rest of the share is sampled
+            self.sampled(space, end, "sampled_after_targeted")
 
     def shrink(self, space: Space, value: Instance, record: tuple) -> Instance:
         """Lower the choices of a counterexample's record one at a time (toward 0, halving, by one;
