@@ -46,14 +46,22 @@ def none_left(mark: str, within: float = 15.0) -> None:
     assert not left, [" ".join(p.cmdline())[-80:] for p in left]
 
 
-def attnsvm(*args, cwd: Path, timeout: float = 600, shell: str | None = None) -> subprocess.CompletedProcess:
+PEAK = ("import resource, subprocess, sys; code = subprocess.run(sys.argv[1:]).returncode; "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=open('peak.txt', 'w')); sys.exit(code)")
+
+
+def attnsvm(*args, cwd: Path, timeout: float = 600, shell: str | None = None,
+            peak: bool = False) -> subprocess.CompletedProcess:
     """The command run to its end (or `shell`, a bash line where ATTNSVM stands for it); asserts
-    it left no process behind."""
+    it left no process behind. `peak`: its largest resident set (KiB, any of its processes)
+    is written to cwd/peak.txt."""
     mark = uuid.uuid4().hex
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ATTNSVM_TEST_MARK": mark}
     command = [sys.executable, "-m", "attnsvm", *map(str, args)]
     if shell is not None:
         command = ["bash", "-c", shell.replace("ATTNSVM", " ".join(map(_quote, command)))]
+    if peak:
+        command = [sys.executable, "-c", PEAK, *command]
     r = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     none_left(mark)
     return r
@@ -96,16 +104,17 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(300 * 2**20)                     # sparse: 300 MiB of size, no disk
-    one_error(attnsvm("analyze", big, cwd=tmp_path), "over the 256 MiB limit")
+    one_error(attnsvm("analyze", big, cwd=tmp_path, peak=True), "over the 256 MiB limit")
+    assert int((tmp_path / "peak.txt").read_text()) < 250 * 2**10            # KiB: never read
 
 
-@pytest.mark.parametrize("entry, words", [
-    ("1" * 5000, "at most 4300 digits"),                                  # a JSON integer past Python's int-string limit
-    ('"1e999999999"', "beyond the exact numbers"), ('"1e-999999999"', "beyond the exact numbers"),
-    ('"1/' + "7" * 5000 + '"', "beyond the exact numbers"), ("NaN", "strict JSON"), ("1e999", "overflows float64")],
-    ids=["long-int", "huge-exponent", "tiny-exponent", "long-denominator", "nan", "overflow"])
-@pytest.mark.parametrize("command", ["analyze", "run"])
-def test_numbers_are_bounded_before_they_are_built(tmp_path, entry, words, command):
+@pytest.mark.parametrize("command, entry, words", [
+    ("analyze", "1" * 5000, "at most 4300 digits"), ("run", "1" * 5000, "at most 4300 digits"),   # past int-string limit
+    ("analyze", '"1e999999999"', "beyond the exact numbers"), ("run", '"1e-999999999"', "beyond the exact numbers"),
+    ("analyze", '"1/' + "7" * 5000 + '"', "beyond the exact numbers"), ("analyze", "NaN", "strict JSON"),
+    ("analyze", "1e999", "overflows float64")],
+    ids=["long-int", "long-int-run", "huge-exponent", "tiny-exponent-run", "long-denominator", "nan", "overflow"])
+def test_numbers_are_bounded_before_they_are_built(tmp_path, command, entry, words):
     text = json.dumps(TIGHT).replace("[[[1, 0]", f"[[[{entry}, 0]", 1)
     start = time.monotonic()
     one_error(attnsvm(command, write(tmp_path / "d.json", text), cwd=tmp_path, timeout=120), words)
@@ -204,8 +213,9 @@ def test_a_dataset_over_the_memory_estimate_is_refused_before_it_is_built(tmp_pa
     text = json.dumps({"X": [[[0] * d, [1] + [0] * (d - 1)]], "Y": [1], "v": [1] + [0] * (d - 1),
                        "W": [[0] * d for _ in range(d)]})
     start = time.monotonic()
-    one_error(attnsvm("analyze", write(tmp_path / "d.json", text), cwd=tmp_path), "GiB of memory", "--allow-large")
-    assert time.monotonic() - start < 120
+    one_error(attnsvm("analyze", write(tmp_path / "d.json", text), cwd=tmp_path, peak=True), "GiB of memory",
+              "--allow-large")
+    assert time.monotonic() - start < 120 and int((tmp_path / "peak.txt").read_text()) < 1536 * 2**10   # KiB
 
 
 @pytest.mark.parametrize("steps, words", [(10**8, "entry-steps of work"), (10**9, "--steps")], ids=["work", "range"])
