@@ -138,10 +138,11 @@ def run_rule(ds: Dataset, rule: str, starts: np.ndarray, steps: int, loss: str =
     return dynamics.run(problem, update, starts, steps, every=every), eta
 
 
-def directions(ds: Dataset, limit: int = 256) -> tuple[geometry.Selection, list[geometry.Selection]]:
-    """The GMM selection and the other locally optimal selections (LMMs) of `ds`."""
+def directions(ds: Dataset, limit: int = 256, seconds: float = 30.0) -> tuple[geometry.Selection, list[geometry.Selection]]:
+    """The GMM selection and the other locally optimal selections (LMMs) of `ds` that a search of
+    at most `limit` selections and `seconds` finds (a picture, not a certificate)."""
     gmm = geometry.gmm(ds)
-    return gmm, [s for s in geometry.lmms(ds, limit) if not s.is_gmm]
+    return gmm, [s for s in geometry.search(ds, limit, seconds=seconds, known=[gmm]).lmms if not s.is_gmm]
 
 
 def tokens_label(alpha) -> str:
