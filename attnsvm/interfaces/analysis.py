@@ -48,7 +48,7 @@ def analyze_dataset(ds: Dataset, limit: int = 4096, seconds: float | None = None
                    "stopped_by": found.stopped or None, "seconds": round(found.seconds, 3),
                    "lmm_set_exact": found.exact, "why_not_exact": found.why_not_exact()},
         "selections_examined": len(sels),
-        "feasible_selections": sum(s.feasible for s in sels),
+        "feasible_selections": sum(s.feasible for s in sels if s.decision != "uncertain"),   # undecided: neither
         "exhaustive": found.exhaustive,
     }
 
