@@ -4,13 +4,44 @@ restricted to them,
 
     W_mm(alpha) = argmin ||W||_F s.t. (x_{i,alpha_ik} - x_it)^T W x_ik >= 1, all i, k, t <= k, t != alpha_ik
 
-(query 0 sees one token and has no constraint). The parts, proxies and tolerances are those of
-`checks/tfsvm_seq2seq.py` with the mask on: normalized GD -> W_mm(alpha_H) of its selected
-tokens, the regularization path -> W_mm(opt) under strict optimality, and feasibility for
-every alpha when d >= T - 1 and the n T (T - 1)/2 difference rows fit in d^2. Hypotheses
-`per_query_svm` (not the last query's single-query problem) and `causal_mask` (not the
-unmasked problem) name the predicting SVM; their witnesses show both mispredicting the limit."""
+(query 0 sees one token and has no constraint). The parts and proxies are tfsvm-seq2seq's
+(`seq2seq.conclude`) with the mask on, with this check's own constants (`PROXY`): normalized GD
+-> W_mm(alpha_H) of its selected tokens, the regularization path -> W_mm(opt) under strict
+optimality, and feasibility for every alpha when d >= T - 1 and the n T (T - 1)/2 difference rows
+fit in d^2. Hypotheses `per_query_svm` (not the last query's single-query problem) and
+`causal_mask` (not the unmasked problem) name the predicting SVM; their witnesses show both
+mispredicting the limit (counterexamples/tfsvm_causal.py)."""
 
-from attnsvm.results.checks.tfsvm_seq2seq import build
+from attnsvm.claims import Claim, batched, gaussian
+from attnsvm.claims import hypotheses as hyp
+from attnsvm.dynamics import seq2seq
 
-claim = build(causal=True)
+PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau=1e-3, rise=0.1, path_tol=1e-2, grid=6,
+                      iters=40, last=3, path_plateau=1e-3, max_alphas=64)
+PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
+CONFIRM = (2, 4)
+EXTEND = (2, 4)
+
+
+@batched
+def conclusion(insts, budget):
+    return seq2seq.conclude(insts, budget, True, PROXY)
+
+
+claim = Claim(
+    name="tfsvm-causal",
+    evaluations=400,
+    statement="causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction to "
+              "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation makes "
+              "W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, against the tokens it sees",
+    hypotheses=hyp.of("tfsvm-causal"),
+    conclusion=conclusion,
+    instances=lambda dropped: gaussian.sequences(PARTS, svm="causal"),
+    proxy=seq2seq.describe(PROXY),
+    measures=("worst_gap", "final_gap", "rank", "rows"),
+    horizon=f"{PROXY.steps} x horizon NGD steps; {PROXY.grid} radii",
+    tolerance=f"gd {PROXY.tol}, path {PROXY.path_tol}",
+    confirm=CONFIRM,
+    extend=EXTEND,
+    tolerances=PROXY.tolerances(),
+)

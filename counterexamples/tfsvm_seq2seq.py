@@ -7,9 +7,13 @@
 - overparameterized: with d < T, or more difference rows n T (T - 1) than d^2, some selection
   alpha has no separating W (an exact Farkas certificate)."""
 
+from attnsvm.claims import gaussian
 from attnsvm.claims.registry import Search
 
 SEARCHES = {
-    "per_query_svm": Search(note="NGD on the sequence loss; the single-query SVM (query x_i1) mispredicts its limit"),
-    "overparameterized": Search(note="d < T or n T (T - 1) > d^2: an alpha with an exact Farkas certificate"),
+    "per_query_svm": Search(instances=lambda dropped: gaussian.sequences(("gd",), "single", n=(1, 2), T=3, d=(2, 3)),
+                            note="NGD on the sequence loss; the single-query SVM (query x_i1) mispredicts its limit"),
+    "overparameterized": Search(instances=lambda dropped: gaussian.sequences(("feasibility",), "seq", n=(1, 3), T=(2, 4),
+                                                                             d=(2, 3)),
+                                note="d < T or n T (T - 1) > d^2: an alpha with an exact Farkas certificate"),
 }

@@ -1,10 +1,11 @@
 """Transformers as SVMs, Section 7, causal form: query k sees tokens t <= k; the implicit bias is the
 per-query max-margin problem restricted to them (our reconstruction). The outline is
-`lemmas/tfsvm_seq2seq.py`'s with the mask: the repetition identity makes the masked risk an
+the sequence outline's (`attnsvm.claims.sequence_outline`, shared with
+`lemmas/tfsvm_seq2seq.py`) with the mask: the repetition identity makes the masked risk an
 exact core problem."""
 
 from attnsvm.claims.outline import Outline
-from attnsvm.results.lemmas.tfsvm_seq2seq import RECONSTRUCTION, steps
+from attnsvm.claims.sequence_outline import RECONSTRUCTION, steps
 
 
 def outline() -> Outline:

@@ -8,39 +8,11 @@ AM-GM step; the lower bound ||K Q^T||_* <= ||K||_F ||Q||_F and the path theorem 
 normalized GD in (K, Q) the check runs is supported numerically (the paper proves the path).
 """
 
-import sympy as sp
-
+from attnsvm.claims.identities import am_gm, balanced
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import d, j, k, residuals, total
 
 STATEMENT = ("(K, Q)-parameterised attention (W = K Q^T, width m >= d): its regularization path, and normalized GD in "
              "(K, Q), converge in direction to a nuclear-norm max-margin W*_mm(alpha)")
-
-
-def balanced() -> dict:
-    """W = U diag(sigma) V^T with orthonormal columns of U, V; K = U diag(sqrt sigma), Q = V diag(sqrt sigma):
-    (K Q^T)_{jl} = sum_k U_jk sigma_k V_lk = W_jl and ||K||_F^2 = sum_k sigma_k sum_j U_jk^2 = sum_k sigma_k = ||W||_*,
-    likewise ||Q||_F^2 (symbolic d)."""
-    U, Vm, h = sp.IndexedBase("U", real=True), sp.IndexedBase("V", real=True), sp.IndexedBase("h", nonnegative=True)
-    l = sp.Symbol("l", integer=True, positive=True)
-    sigma = h[k] ** 2                                                  # sigma_k = h_k^2, h = sqrt(sigma)
-    product = total((U[j, k] * h[k]) * (Vm[l, k] * h[k]), k, d) - total(U[j, k] * sigma * Vm[l, k], k, d)
-    unit = {sp.Sum(U[j, k] ** 2, (j, 1, d)): 1, sp.Sum(Vm[j, k] ** 2, (j, 1, d)): 1}
-
-    def fro2(M):                                                       # sum_k (sum_j M_jk^2) h_k^2, columns unit
-        inner = total((M[j, k] * h[k]) ** 2, j, d).subs(unit)
-        return total(inner, k, d)
-
-    nuclear = total(sigma, k, d)
-    return residuals(factorisation=product, K_norm=fro2(U) - nuclear, Q_norm=fro2(Vm) - nuclear,
-                     balanced=(fro2(U) + fro2(Vm)) / 2 - nuclear)
-
-
-def am_gm() -> dict:
-    """(a^2 + b^2)/2 - a b = (a - b)^2/2 >= 0."""
-    a, b = sp.symbols("a b", nonnegative=True)
-    return residuals(identity=sp.expand((a ** 2 + b ** 2) / 2 - a * b - (a - b) ** 2 / 2),
-                     nonnegative=bool(((a - b) ** 2 / 2).is_nonnegative))
 
 
 def outline() -> Outline:

@@ -10,39 +10,12 @@ exp(-z_t^T p), z_t = k_opt - k_t: GD on an exponential loss of the points z_t), 
 inequality and the telescoping limit; Lemmas 4-6 and the compactness step are cited.
 """
 
-import sympy as sp
-
-from attnsvm.claims.identities import gradient_under_B
+from attnsvm.claims.identities import gradient_under_B, norm_step, telescoping
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import d, j, residuals, total
 
 STATEMENT = ("Assumptions A and B, eta <= 1/L_p, any p_0: (a) ||p_t|| -> oo; (b) if n = 1, "
              "p_t/||p_t|| -> p_mm/||p_mm||")
 RECONSTRUCTION = "Assumption A is used as loss' < 0 on bounded intervals (see lemma4; NOTES.md)"
-
-
-def norm_step() -> dict:
-    """<delta, p>/||p|| = (||p + delta||^2 - ||p||^2 - ||delta||^2)/(2 ||p||) (symbolic d) and
-    (x^2 - y^2)/(2y) - (x - y) = (x - y)^2/(2y) >= 0: so <delta, p/||p||> >= ||p + delta|| - ||p|| - ||delta||^2/(2||p||)."""
-    p, e = sp.IndexedBase("p", real=True), sp.IndexedBase("delta", real=True)
-    norm2 = lambda z: total(z ** 2, j, d)
-    polar = 2 * total(e[j] * p[j], j, d) - (norm2(p[j] + e[j]) - norm2(p[j]) - norm2(e[j]))
-    x, y = sp.Symbol("x", nonnegative=True), sp.Symbol("y", positive=True)
-    slack = (x ** 2 - y ** 2) / (2 * y) - (x - y)
-    return residuals(polarisation=polar, slack=sp.simplify(slack - (x - y) ** 2 / (2 * y)),
-                     slack_nonnegative=bool(((x - y) ** 2 / (2 * y)).is_nonnegative))
-
-
-def telescoping() -> dict:
-    """sum_{s=t0}^{t-1} (x_{s+1} - x_s) = x_t - x_t0 for <p_s, p_hat> and ||p_s||; then with a_t >= a0 +
-    (r_t - r0 - C)/(1 + pi) (C the finite sum of eta^2 ||g_s||^2/(2||p_s||), Lemma 6), a_t/r_t -> >= 1/(1 + pi) as r_t -> oo."""
-    s_, t0, tN = sp.Symbol("s", integer=True), sp.Symbol("t0", integer=True), sp.Symbol("t", integer=True)
-    x = sp.IndexedBase("x")
-    tele = sp.Sum(x[s_ + 1] - x[s_], (s_, t0, tN - 1)).doit() - (x[tN] - x[t0])
-    r, r0, C, pi = sp.symbols("r r0 C pi", positive=True)
-    a0 = sp.Symbol("a0", real=True)
-    lim = sp.limit((a0 + (r - r0 - C) / (1 + pi)) / r, r, sp.oo)
-    return residuals(telescoping=tele, liminf_bound=sp.simplify(lim - 1 / (1 + pi)))
 
 
 def outline() -> Outline:

@@ -14,9 +14,9 @@ divergence of the norm is cited.
 
 import sympy as sp
 
+from attnsvm.claims.identities import norm_step, telescoping
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, residuals, total
-from attnsvm.results.lemmas.theorem2 import norm_step, telescoping
 
 STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): there are mu in (0, 1) and R_mu such that GD with "
              "eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm) has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm||")

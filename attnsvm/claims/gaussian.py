@@ -46,3 +46,23 @@ def instances(data: Space, **params) -> Space:
         return Instance(ds, {k: v.generate(c) for k, v in params.items()})
 
     return Space(generate, data.description + ("; params " + ", ".join(params) if params else ""), params=dict(params))
+
+
+def sequences(parts=("gd", "path", "feasibility"), svm: str = "seq", n=(1, 2), T=(2, 3), d=(2, 3), starts: int = 2) -> Space:
+    """Gaussian sequences for the sequence-to-sequence checks (`dynamics.seq2seq`): the part an
+    instance concludes, a dataset from a drawn seed (sizes in the given ranges), one label per
+    query, the predicting SVM `svm`, a seed for the runs' inits and paths' starts, `starts` runs."""
+    from attnsvm.claims.strategies import just, sampled_from, seeds
+
+    def generate(c: Chooser) -> Instance:
+        part = c.sampled_from(list(parts))
+        seed = c.integer(0, 2**31 - 1, "seed")
+        nn, TT, dd = _size(c, n), _size(c, T), _size(c, d)
+        labels = [[c.sampled_from([1, -1]) for _ in range(TT)] for _ in range(nn)]
+        return Instance(dataset(seed, nn, TT, dd), {"labels": labels, "part": part, "svm": svm,
+                                                    "seed": c.integer(0, 2**16, "seed"), "starts": starts})
+
+    return Space(generate, f"Gaussian sequences n {n}, T {T}, d {d}, labels per query; part in {list(parts)}; svm {svm}",
+                 params={"labels": Space(lambda c: None, "one label per query"), "part": sampled_from(list(parts)),
+                         "svm": sampled_from(["seq", "causal", "single", "full"]), "seed": seeds(0, 2**16),
+                         "starts": just(starts)})

@@ -15,14 +15,19 @@ registry's `uses` names the result whose proof a step repeats.
   mass along and away from p_mm, Theorem 8's (D.1)), `direction_violates` (a direction delta away
   from p_mm violates a constraint by a factor 1 - eps, symbolic d), `logistic_tail` (margin lost
   at label margin m costs ~ r g e^{-r m}, Theorem 5), `nonsupport_exponent` and `kappa_threshold`
-  (a non-support input's exponent along r = kappa R and the threshold kappa*, Theorem 6).
+  (a non-support input's exponent along r = kappa R and the threshold kappa*, Theorem 6);
+- descent: `norm_step` (<delta, p/||p||> >= ||p + delta|| - ||p|| - ||delta||^2/(2||p||), Theorem 2's
+  (51), symbolic d) and `telescoping` ((52): the liminf of the correlation), also Theorem 3's;
+- W and (K, Q): `vectorisation` (logits and W-SVM rows linear in vec(W), symbolic d), `w_gradient`
+  (the W-gradient is the reshaped p-gradient), `balanced` (balanced factors K, Q of W carry
+  ||K||_F^2 = ||Q||_F^2 = ||W||_*) and `am_gm`.
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from attnsvm.claims.symbolic import T, d, j, o, on_simplex, residuals, resolve, softmax, t, total, u
+from attnsvm.claims.symbolic import T, d, j, k, o, on_simplex, residuals, resolve, softmax, t, total, u
 
 
 def ratio_residual() -> sp.Expr:
@@ -239,3 +244,76 @@ def kappa_threshold() -> dict:
     k = kstar + delta
     vanish = sp.limit(sp.exp(-R * (c + k * (m - 1) / V)) / sp.exp(-R / P), R, sp.oo)
     return residuals(tie=tie, above_threshold_limit=vanish)
+
+
+# ---- descent and the W- and (K, Q)-parameterisations (Theorems 2-3, Transformers as SVMs) -------
+
+def norm_step() -> dict:
+    """<delta, p>/||p|| = (||p + delta||^2 - ||p||^2 - ||delta||^2)/(2 ||p||) (symbolic d) and
+    (x^2 - y^2)/(2y) - (x - y) = (x - y)^2/(2y) >= 0: so <delta, p/||p||> >= ||p + delta|| - ||p|| - ||delta||^2/(2||p||)."""
+    p, e = sp.IndexedBase("p", real=True), sp.IndexedBase("delta", real=True)
+    norm2 = lambda z: total(z ** 2, j, d)
+    polar = 2 * total(e[j] * p[j], j, d) - (norm2(p[j] + e[j]) - norm2(p[j]) - norm2(e[j]))
+    x, y = sp.Symbol("x", nonnegative=True), sp.Symbol("y", positive=True)
+    slack = (x ** 2 - y ** 2) / (2 * y) - (x - y)
+    return residuals(polarisation=polar, slack=sp.simplify(slack - (x - y) ** 2 / (2 * y)),
+                     slack_nonnegative=bool(((x - y) ** 2 / (2 * y)).is_nonnegative))
+
+
+def telescoping() -> dict:
+    """sum_{s=t0}^{t-1} (x_{s+1} - x_s) = x_t - x_t0 for <p_s, p_hat> and ||p_s||; then with a_t >= a0 +
+    (r_t - r0 - C)/(1 + pi) (C the finite sum of eta^2 ||g_s||^2/(2||p_s||), Lemma 6), a_t/r_t -> >= 1/(1 + pi) as r_t -> oo."""
+    s_, t0, tN = sp.Symbol("s", integer=True), sp.Symbol("t0", integer=True), sp.Symbol("t", integer=True)
+    x = sp.IndexedBase("x")
+    tele = sp.Sum(x[s_ + 1] - x[s_], (s_, t0, tN - 1)).doit() - (x[tN] - x[t0])
+    r, r0, C, pi = sp.symbols("r r0 C pi", positive=True)
+    a0 = sp.Symbol("a0", real=True)
+    lim = sp.limit((a0 + (r - r0 - C) / (1 + pi)) / r, r, sp.oo)
+    return residuals(telescoping=tele, liminf_bound=sp.simplify(lim - 1 / (1 + pi)))
+
+
+def _pair(expr):
+    """sum_{j,k=1}^d expr: the Frobenius inner product over W's entries."""
+    return total(total(expr, k, d), j, d)
+
+
+def vectorisation() -> dict:
+    """x^T W z = <vec(x z^T), vec(W)> and the (ATT-SVM) row (k_alpha - k_t)^T vec(W) is the W-SVM row
+    <(x_alpha - x_t) z^T, W> (symbolic d); ||vec W|| = ||W||_F is the definition of the Frobenius norm."""
+    x, xa, xt, z, W = (sp.IndexedBase(n, real=True) for n in ("x", "x_alpha", "x_t", "z", "W"))
+    logit = _pair(x[j] * W[j, k] * z[k]) - _pair((x[j] * z[k]) * W[j, k])
+    rows = _pair(((xa[j] - xt[j]) * z[k]) * W[j, k]) - (_pair(xa[j] * z[k] * W[j, k]) - _pair(xt[j] * z[k] * W[j, k]))
+    return residuals(logits=logit, svm_rows=rows)
+
+
+def w_gradient() -> dict:
+    """The W-gradient sum_t c_t x_t z^T is the reshaped p-gradient sum_t c_t vec(x_t z^T), entry by entry (symbolic T),
+    c = loss' S'(a) gamma: GD / NGD on W are GD / NGD on p = vec(W)."""
+    c, x, z = sp.IndexedBase("c", real=True), sp.IndexedBase("x", real=True), sp.IndexedBase("z", real=True)
+    return residuals(entry=total(c[t] * x[t, j] * z[k]) - z[k] * total(c[t] * x[t, j]))
+
+
+def balanced() -> dict:
+    """W = U diag(sigma) V^T with orthonormal columns of U, V; K = U diag(sqrt sigma), Q = V diag(sqrt sigma):
+    (K Q^T)_{jl} = sum_k U_jk sigma_k V_lk = W_jl and ||K||_F^2 = sum_k sigma_k sum_j U_jk^2 = sum_k sigma_k = ||W||_*,
+    likewise ||Q||_F^2 (symbolic d)."""
+    U, Vm, h = sp.IndexedBase("U", real=True), sp.IndexedBase("V", real=True), sp.IndexedBase("h", nonnegative=True)
+    l = sp.Symbol("l", integer=True, positive=True)
+    sigma = h[k] ** 2                                                  # sigma_k = h_k^2, h = sqrt(sigma)
+    product = total((U[j, k] * h[k]) * (Vm[l, k] * h[k]), k, d) - total(U[j, k] * sigma * Vm[l, k], k, d)
+    unit = {sp.Sum(U[j, k] ** 2, (j, 1, d)): 1, sp.Sum(Vm[j, k] ** 2, (j, 1, d)): 1}
+
+    def fro2(M):                                                       # sum_k (sum_j M_jk^2) h_k^2, columns unit
+        inner = total((M[j, k] * h[k]) ** 2, j, d).subs(unit)
+        return total(inner, k, d)
+
+    nuclear = total(sigma, k, d)
+    return residuals(factorisation=product, K_norm=fro2(U) - nuclear, Q_norm=fro2(Vm) - nuclear,
+                     balanced=(fro2(U) + fro2(Vm)) / 2 - nuclear)
+
+
+def am_gm() -> dict:
+    """(a^2 + b^2)/2 - a b = (a - b)^2/2 >= 0."""
+    a, b = sp.symbols("a b", nonnegative=True)
+    return residuals(identity=sp.expand((a ** 2 + b ** 2) / 2 - a * b - (a - b) ** 2 / 2),
+                     nonnegative=bool(((a - b) ** 2 / 2).is_nonnegative))

@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Sequence
 
 import numpy as np
+import torch
 
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
@@ -210,3 +211,224 @@ def solved(prob: MarginProblem) -> tuple[np.ndarray | None, str]:
 def rows_needed(S: SeqData) -> int:
     """The number of difference rows: one per visible token after the first, per query."""
     return sum(len(S.visible(k)) - 1 for _, k in S.queries("all"))
+
+
+# ---- the checks' proxies, batched (each check passes its own constants) ------------------------
+
+def of(inst, causal: bool) -> SeqData:
+    """The sequence data of an instance (params 'labels')."""
+    return SeqData.of(inst.dataset, inst.params["labels"], causal)
+
+
+def certified_svm(inst, causal: bool, alpha, which: str) -> tuple[np.ndarray | None, str]:
+    """`solved(target_problem(...))` for an instance, computed once per dataset, labels, mask,
+    alpha and problem."""
+    alpha = np.asarray(alpha)
+    key = f"seq_svm{causal}{which}{inst.params['labels']}{alpha.tolist()}"
+    return inst.dataset.memo(key, lambda: solved(target_problem(of(inst, causal), alpha, which)))
+
+
+def stacked(seqs: Sequence[SeqData], loss: Loss | str = "logistic", copies: int = 1) -> Problem:
+    """The risks of sequence data of one shape and mask as one batch (`copies` rows each, in order)."""
+    probs = [S.problem(loss) for S in seqs]
+    K = torch.cat([p.K for p in probs]).repeat_interleave(copies, dim=0)
+    G = torch.cat([p.gamma for p in probs]).repeat_interleave(copies, dim=0)
+    return Problem(K, G, get_loss(loss))
+
+
+def _row(steps, k: int) -> int:
+    return min(range(len(steps)), key=lambda r: abs(steps[r] - steps[-1] / k))
+
+
+def gd_reports(insts, budget, causal: bool, eta: float, steps: int, init: float) -> list[list[dict]]:
+    """Per instance, one report per start (params 'starts', 'seed': inits N(0, init^2) from the
+    instance's seed) of normalized GD (step eta, steps x horizon iterations) on its sequence risk,
+    in the form `dynamics.wlimits.judge` reads: selected tokens alpha_H, the mass left off them,
+    the run's status, the predicting SVM's status (params 'svm', exact KKT certificate) and
+    gap = 1 - corr(W, W_mm(alpha_H)) at H, H/2, H/4. Instances of one shape run as one batch."""
+    from attnsvm import dynamics
+    from attnsvm.dynamics.wlimits import grouped
+
+    H = int(steps * budget.horizon)
+
+    def run(ks):
+        group = [insts[k] for k in ks]
+        seqs = [of(inst, causal) for inst in group]
+        starts = group[0].params["starts"]
+        p0 = np.concatenate([np.random.default_rng(inst.params["seed"]).normal(scale=init, size=(starts, S.d * S.d))
+                             for inst, S in zip(group, seqs)])
+        tr = dynamics.run(stacked(seqs, "logistic", starts), dynamics.NormalizedGD(eta), p0, H, every=max(1, H // 4))
+        out = []
+        for j, (inst, S) in enumerate(zip(group, seqs)):
+            reps = []
+            for b in range(j * starts, (j + 1) * starts):
+                W = tr.final[b].cpu().numpy()
+                alpha = S.selected(W)
+                rep = {"alpha": alpha.tolist(), "is_opt": bool((alpha == S.optimal()).all()), "horizon": tr.steps[-1],
+                       "log_unselected_mass": S.log_unselected_mass(W), "run_status": tr.status[b]}
+                x, status = certified_svm(inst, causal, alpha, inst.params["svm"])
+                rep["status"] = status
+                if x is not None:
+                    for key, k in (("", 1), ("_half", 2), ("_quarter", 4)):
+                        w = tr.p[_row(tr.steps, k), b].cpu().numpy()
+                        rep["gap" + key] = 1 - float(w @ x / (np.linalg.norm(w) * np.linalg.norm(x)))
+                    rep["w_mm"] = x.tolist()
+                reps.append(rep)
+            out.append(reps)
+        return out
+
+    return grouped([(i.dataset.n, i.dataset.T, i.dataset.d, i.params["starts"]) for i in insts], run)
+
+
+def paths(insts, budget, causal: bool, grid: int, iters: int) -> list[dict]:
+    """Per instance, the regularization path W(R) = argmin_{||W||_F <= R} L(W) of its sequence risk
+    on R = 2^k ||W_mm(opt)|| (k < grid, one more per doubling of the horizon), started from
+    W_mm(opt) of the predicting SVM (params 'svm'), the per-query and single-query SVMs' directions
+    and two seeded random directions; all instances of one shape solved together
+    (`dynamics.paths.linear_paths`). Returns per instance {'w_mm', 'solved'} or {'status'} when the
+    predicting SVM for opt is not certified."""
+    from attnsvm.dynamics import paths as P
+
+    out: list[dict] = [{} for _ in insts]
+    jobs, radii, starts = [], [], []
+    mult = 2.0 ** np.arange(P.grid_size(grid, budget))
+    for k, inst in enumerate(insts):
+        S = of(inst, causal)
+        opt = S.optimal()
+        q, status = certified_svm(inst, causal, opt, inst.params["svm"])
+        if q is None:
+            out[k] = {"status": status}
+            continue
+        own, _ = certified_svm(inst, causal, opt, "causal" if causal else "seq")
+        single, _ = certified_svm(inst, causal, opt, "single")
+        rng = np.random.default_rng(inst.params["seed"])
+        jobs.append(k)
+        radii.append(float(np.linalg.norm(q)) * mult)
+        starts.append(np.array([x for x in (q, own, single) if x is not None] + list(rng.normal(size=(2, S.d * S.d)))))
+        out[k] = {"w_mm": q, "mult": mult}
+    solved_paths = P.linear_paths([of(insts[k], causal) for k in jobs], ["logistic"] * len(jobs), radii, starts, iters,
+                                  build=lambda group, loss: stacked(group, loss))
+    for k, s in zip(jobs, solved_paths):
+        out[k]["solved"] = s
+    return out
+
+
+def feasible_for_every_alpha(inst, causal: bool, max_alphas: int):
+    """Part feasibility: W_mm(alpha) exists for every alpha, decided exactly: full row rank of the
+    difference rows (every logit difference reachable), else alphas are searched (all when at most
+    `max_alphas`, else a seeded sample) for an exact Farkas certificate of infeasibility. Returns
+    (holds True/False/None, certified, detail, reason)."""
+    import itertools
+
+    from attnsvm.svm import certificates, margin
+
+    S = of(inst, causal)
+    rows = S.difference_rows()
+    rank = exact_rank(rows)
+    detail = {"rows": len(rows), "rank": rank, "d_squared": S.d * S.d}
+    if rank == len(rows):
+        return True, True, detail, ""
+    per = [list(S.visible(k)) for k in range(S.T)]
+    choices = [(i, k) for i in range(S.n) for k in range(S.T) if len(per[k]) >= 2]
+    total = math.prod(len(per[k]) for _, k in choices)
+    rng = np.random.default_rng(inst.params["seed"])
+    picks = itertools.product(*[per[k] for _, k in choices]) if total <= max_alphas else \
+        (tuple(int(rng.choice(per[k])) for _, k in choices) for _ in range(max_alphas))
+    for pick in picks:
+        alpha = np.zeros((S.n, S.T), dtype=int)
+        for (i, k), t in zip(choices, pick):
+            alpha[i, k] = t
+        res = margin.solve(target_problem(S, alpha, inst.params["svm"]))
+        cert = certificates.certify(res)
+        if not cert.verified:
+            return None, False, {**detail, "alpha": alpha.tolist()}, \
+                f"alpha {alpha.tolist()}: {res.status}, certificate not verified ({cert.reason})"
+        if cert.kind == "farkas":
+            return False, True, {**detail, "infeasible_alpha": alpha.tolist(), "farkas": [str(q) for q in cert.lam]}, ""
+    if total <= max_alphas:
+        return True, True, {**detail, "alphas_checked": total}, ""
+    return None, False, detail, f"rank {rank} < {len(rows)} rows and no infeasible alpha among {max_alphas} sampled"
+
+
+@dataclass(frozen=True)
+class Proxy:
+    """A sequence check's finite-horizon proxy and tolerances (each check keeps its own). Part gd:
+    normalized GD (step `eta`, `steps` x horizon iterations, inits of scale `init`) judged by
+    `dynamics.wlimits.judge` (`tol`, saturation `sat`, `plateau`, `rise`); part path: `grid` radii
+    (one more per horizon doubling), `iters` solver iterations, holds when 1 - corr at the largest
+    radius is <= `path_tol` and non-increasing over the last `last` radii, fails on a plateau there
+    (decrease below `path_plateau`, relative); part feasibility: at most `max_alphas` alphas searched."""
+
+    eta: float = 0.25
+    steps: int = 400
+    init: float = 0.1
+    sat: float = 1e-3
+    tol: float = 0.01
+    plateau: float = 1e-3
+    rise: float = 0.1
+    path_tol: float = 1e-2
+    grid: int = 6
+    iters: int = 300
+    last: int = 3
+    path_plateau: float = 1e-3
+    max_alphas: int = 64
+
+    def tolerances(self) -> dict:
+        return {"gap": self.tol, "saturation": self.sat, "plateau": self.plateau, "rise": self.rise,
+                "path_gap": self.path_tol, "path_plateau": self.path_plateau}
+
+
+def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
+    """The outcome of each instance's part (params 'part': 'gd', 'path' or 'feasibility'), batched."""
+    from attnsvm.claims.claim import Outcome
+    from attnsvm.dynamics import paths as P
+    from attnsvm.dynamics.trends import loglog_slope
+    from attnsvm.dynamics.wlimits import judge
+
+    out: list = [None] * len(insts)
+    by_part: dict[str, list[int]] = {}
+    for k, inst in enumerate(insts):
+        by_part.setdefault(inst.params["part"], []).append(k)
+    gd = by_part.get("gd", [])
+    for k, reps in zip(gd, gd_reports([insts[k] for k in gd], budget, causal, proxy.eta, proxy.steps, proxy.init)):
+        out[k] = judge(reps, "gap", proxy.tol, proxy.sat, proxy.plateau, proxy.rise)
+    path = by_part.get("path", [])
+    for k, res in zip(path, paths([insts[k] for k in path], budget, causal, proxy.grid, proxy.iters)):
+        if "solved" not in res:
+            out[k] = Outcome(None, reason=f"the predicted SVM for opt is {res['status']}")
+            continue
+        sol, q, mult = res["solved"], res["w_mm"], res["mult"]
+        gaps = P.gaps_to(sol.p, q)
+        G = len(gaps)
+        tail = slice(G - proxy.last, G)
+        final = sol.p[-1]
+        S = of(insts[k], causal)
+        detail = {"w_mm": q.tolist(), "R_over_norm_w_mm": mult.tolist(), "gap": gaps, "final_gap": gaps[-1],
+                  "status": sol.status, "final_direction": sol.unit(), "selected_at_largest": S.selected(final).tolist(),
+                  "loglog_slope_last": loglog_slope(mult[tail], gaps[tail])}
+        last = gaps[tail]
+        if not all(sol.settled()[tail]):
+            out[k] = Outcome(None, detail=detail, reason="path solve did not settle on the last radii")
+        elif last[-1] <= proxy.path_tol and P.monotone(last):
+            out[k] = Outcome(True, detail=detail)
+        elif P.plateau(last, proxy.path_tol, proxy.path_plateau):
+            out[k] = Outcome(False, detail=detail)
+        else:
+            out[k] = Outcome(None, detail=detail, reason="gap above tolerance but still decreasing at the largest radius")
+    for k in by_part.get("feasibility", []):
+        holds, certified, detail, reason = feasible_for_every_alpha(insts[k], causal, proxy.max_alphas)
+        out[k] = Outcome(holds, certified=certified, detail=detail, reason=reason)
+    for k, inst in enumerate(insts):
+        out[k].detail["part"] = inst.params["part"]
+    return out
+
+
+def describe(proxy: Proxy) -> str:
+    """The proxy in words, for a claim's report."""
+    return (f"gd: NGD (eta {proxy.eta}, {proxy.steps} x horizon steps, seeded inits of scale {proxy.init}), saturated "
+            f"starts (1 - max softmax < {proxy.sat} on every query): 1 - corr(W_H, W_mm(alpha_H)) <= {proxy.tol}; a larger "
+            f"gap refutes only if its Aitken limit from H/4, H/2, H exceeds {proxy.tol} (a gap risen by more than "
+            f"{proxy.rise} over the last octave is undecided), again at the confirming horizons. path: regpath on "
+            f"R = 2^k ||W_mm(opt)||, k < {proxy.grid} (+1 per horizon doubling), 1 - corr <= {proxy.path_tol} at the "
+            f"largest R and non-increasing over the last {proxy.last}; a plateau above refutes. feasibility: exact rank "
+            f"of the difference rows, else an exact Farkas certificate for some alpha (at most {proxy.max_alphas} searched)")
