@@ -105,8 +105,14 @@ def _child(conn, fn: Callable, args: tuple) -> None:
     with lock:
         try:
             conn.send(answer)
+        except OSError:                         # the supervisor is gone
+            pass
         except Exception as e:  # noqa: BLE001 - an answer that does not pickle
-            conn.send(("code", CodeError("worker", type(e).__name__, f"the answer could not be sent back: {e}").to_json()))
+            failed = CodeError("worker", type(e).__name__, f"the answer could not be sent back: {e}")
+            try:
+                conn.send(("code", failed.to_json()))
+            except OSError:
+                pass
     os._exit(0)
 
 
@@ -158,7 +164,7 @@ class _Worker:
         self.conn.close()
 
 
-def lost_reason(ended: bool, limit: float) -> tuple[str, str, str]:
+def _lost_reason(ended: bool, limit: float) -> tuple[str, str, str]:
     """(where, type, message) of a worker that gave no answer: it ended by itself, or was killed."""
     if ended:
         return "process", "ProcessLost", "the code ended its process (os._exit, a crash or a signal): no answer"
@@ -215,11 +221,12 @@ class Supervisor:
                     answer = w.receive()                    # the answer may have come with the exit
                 if answer is None and not ended and time.monotonic() < w.deadline:
                     continue
-                w.kill()
                 with self.lock:
-                    self.running.pop(w, None)
+                    if self.running.pop(w, None) is None:   # shutdown took it
+                        continue
+                w.kill()
                 if answer is None:
-                    fut.set_result(self.lost(*args, *lost_reason(ended, w.limit)))
+                    fut.set_result(self.lost(*args, *_lost_reason(ended, w.limit)))
                 elif answer[0] == "ok":
                     fut.set_result(answer[1])
                 elif answer[0] == "code" and self.raised is not None:
