@@ -12,22 +12,15 @@ n = 1 the core Theorem 2(b) applies (cited); NGD and Polyak are supported numeri
 
 import sympy as sp
 
+from attnsvm.claims.identities import margin_identity
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.results.lemmas.lemma4 import covariance_under_B, descent_sign
+from attnsvm.claims.rate_identities import descent_direction
 from attnsvm.claims.symbolic import residuals, t, total
-from attnsvm.results.lemmas.theorem1 import margin_identity
 
 STATEMENT = ("in the covered settings (Assumption B, W_mm(opt) feasible, n = 1 or every non-optimal token a support "
              "vector), normalized GD and the Polyak step converge in direction to W_mm(opt) from every start")
 RECONSTRUCTION = ("the covered settings and Polyak's f_star = L_inf are our reconstruction: paper C's text gives no "
                   "formulas (docs/statements.md#rates-global)")
-
-
-def descent_direction() -> dict:
-    """Lemma 4's covariance identity and its sign at the logits of W_mm(opt) (symbolic T)."""
-    identity, sign = covariance_under_B(), descent_sign()
-    return {"ok": identity["ok"] and sign["ok"], **{f"identity_{k}": v for k, v in identity.items() if k != "ok"},
-            **{f"sign_{k}": v for k, v in sign.items() if k != "ok"}}
 
 
 def polyak_target() -> dict:
@@ -44,12 +37,14 @@ def outline() -> Outline:
              "no finite stationary point (Lemma 4 in R^{d^2}; symbolic T)", "symbolic", descent_direction,
              by=("lemma4", "tfsvm-frobenius", "assumption-B")),
         Step("the Polyak target: L(W) >= L_inf = mean_i loss(gamma_{i,opt}) (margins <= gamma_opt; symbolic T), "
-             "approached along W_mm(opt)", "symbolic", polyak_target, by=("definition1",)),
+             "approached along W_mm(opt)", "symbolic", polyak_target, by=("definition1", "theorem1")),
         Step("n = 1: GD with eta <= 1/L_p converges in direction to W_mm(opt) (core Theorem 2(b) in R^{d^2})", "cited",
              reference="core paper Theorem 2(b), Appendix B.3 (outline lemmas/theorem2.py)", by=("theorem2",)),
         Step("normalized GD and Polyak converge globally in the covered settings (paper C's theorems; statement "
              "reconstructed)", "numeric",
              reference="checks/rates_global.py (NGD and Polyak from random and adversarial starts: 1 - corr(W_H, "
                        "W_mm(opt)) <= tolerance; a saturated run settled elsewhere, on another selection's W_mm or on "
-                       "another direction (extrapolated gap limit), fails; a run frozen by one huge Polyak step is untrusted)"),
+                       "another direction (extrapolated gap limit), fails when it can be trusted: not coasting, "
+                       "not held at a selection that is not locally optimal, float64 agreeing with mpmath where "
+                       "deeply saturated)"),
     ), RECONSTRUCTION)

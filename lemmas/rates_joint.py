@@ -31,7 +31,7 @@ def decoder_gradient() -> dict:
     Y = sp.Symbol("Y", real=True)
     kk, u = sp.Symbol("kk", integer=True, positive=True), sp.Symbol("u", integer=True, positive=True)
     loss = sp.Function("loss")
-    s, Z = softmax(a)
+    s, _ = softmax(a)
     f = sp.Sum(s(t) * sp.Sum(v[j] * x[t, j], (j, 1, d)), (t, 1, T))
     dv = resolve(sp.diff(loss(Y * f), v[kk]))
     expected = sp.Subs(sp.Derivative(loss(sp.Symbol("_x")), sp.Symbol("_x")), sp.Symbol("_x"), Y * f).doit() \
@@ -55,7 +55,8 @@ def data_model() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("the gradient blocks: d/dv = loss' Y X^T s and the attention block is the linear-head gradient with scores "
+        Step("the gradient blocks: d/dv = loss' Y X^T s and the attention block is the linear-head gradient with "
+             "scores "
              "gamma_t = Y v . x_t (symbolic T)", "symbolic", decoder_gradient, by=("lemma4",)),
         Step("in the data model W = c e_1 e_1^T separates the label token (W_mm(opt) exists) and v_mm = e_1 with label "
              "margin 1", "symbolic", data_model),

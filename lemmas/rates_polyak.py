@@ -15,8 +15,12 @@ with eta replaced by rho_0/Z.
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.results.lemmas.rates_global import descent_direction
-from attnsvm.results.lemmas.rates_ngd import corr_gap_bound, linear_growth, progress_per_step
+from attnsvm.claims.rate_identities import (
+    corr_gap_bound,
+    descent_direction,
+    linear_growth,
+    progress_per_step,
+)
 from attnsvm.claims.symbolic import T, o, residuals, t, total
 
 STATEMENT = ("in the covered settings (rates-global), from a random start of scale <= 0.1, the Polyak step with "
@@ -38,7 +42,8 @@ def score_deficit() -> dict:
 
 
 def step_length_ratio() -> dict:
-    """With x_i = Delta_i (1 - s_i,opt) >= 0, a_i = |loss'(gamma_i,opt)| = rho_0 b_i + c_i (c_i >= 0, b_i = |loss'(f_i)|):
+    """With x_i = Delta_i (1 - s_i,opt) >= 0, a_i = |loss'(gamma_i,opt)| = rho_0 b_i + c_i (c_i >= 0,
+    b_i = |loss'(f_i)|):
     sum_i a_i x_i - rho_0 sum_i b_i x_i = sum_i c_i x_i >= 0 (symbolic n), so (L - L_inf)/||grad L|| >= rho_0 / Z."""
     n, i = sp.Symbol("n", integer=True, positive=True), sp.Symbol("i", integer=True, positive=True)
     x, b, c = (sp.IndexedBase(k, nonnegative=True) for k in ("x", "b", "c"))
@@ -58,7 +63,8 @@ def outline() -> Outline:
              "|loss'(f_i)| Delta_i (1 - s_i,opt) Z", "cited",
              reference="convexity of the logistic loss; the gradient bound of lemmas/rates_speedup.py (step 2)",
              by=("rates-speedup",)),
-        Step("the Polyak length (L - L_inf)/||grad L|| >= rho_0/Z, rho_0 = min_i loss'(gamma_i,opt)/loss'(min_t gamma_it) "
+        Step("the Polyak length (L - L_inf)/||grad L|| >= rho_0/Z, rho_0 = min_i loss'(gamma_i,opt)/"
+             "loss'(min_t gamma_it) "
              "(symbolic n)", "symbolic", step_length_ratio),
         Step("each step gains at least (rho_0/Z)/Z along W_mm (rates-ngd's step with eta = rho_0/Z)", "symbolic",
              progress_per_step, by=("rates-ngd",)),

@@ -14,7 +14,7 @@ convergence (the open step of rates-ngd) is cited; the rate is checked numerical
 import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.results.lemmas.rates_ngd import linear_growth, progress_per_step
+from attnsvm.claims.rate_identities import linear_growth, progress_per_step
 from attnsvm.claims.symbolic import d, j, o, residuals, softmax, t, total
 
 STATEMENT = ("in the covered settings (rates-global), mean_i (1 - s_i,opt(W_t)) <= C exp(-c t) under NGD "
@@ -27,7 +27,7 @@ def off_mass_identity() -> dict:
     """s_opt sum_t exp(a_t - a_opt) = 1 (symbolic T), i.e. 1 - s_opt = s_opt sum_{t != opt} exp(-(a_opt - a_t)) and each
     term is at most exp(-min gap) (s_opt <= 1)."""
     a = sp.IndexedBase("a", real=True)
-    s, Z = softmax(a)
+    s, _ = softmax(a)
     lhs = s(o) * total(sp.exp(a[t]) * sp.exp(-a[o]))
     return residuals(normalisation=sp.simplify(lhs - 1))
 
@@ -55,7 +55,8 @@ def outline() -> Outline:
              "<W_t, W_mm>/||W_mm|| grows linearly (rates-ngd, rates-polyak; symbolic)", "symbolic", progress_per_step,
              by=("rates-ngd", "rates-polyak")),
         Step("the gains telescope (symbolic t)", "symbolic", linear_growth),
-        Step("z . W = ||W|| (z . u - z . (u - U)), ||u - U||^2 = 2 (1 - corr) for unit u, U (symbolic d): the logit gap "
+        Step("z . W = ||W|| (z . u - z . (u - U)), ||u - U||^2 = 2 (1 - corr) for unit u, U (symbolic d): the logit "
+             "gap "
              "of an active token is >= ||W|| (1/||W_mm|| - Z sqrt(2 (1 - corr)))", "symbolic", unit_distance),
         Step("directional convergence 1 - corr(W_t, W_mm) -> 0 (rates-ngd, rates-polyak; their open step)", "cited",
              reference="lemmas/rates_ngd.py step 5, checks/rates_ngd.py, checks/rates_polyak.py",

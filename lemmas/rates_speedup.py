@@ -48,7 +48,8 @@ def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("gradient form: K^T S'(a) gamma = sum_t s_t (gamma_t - f)(k_t - k_ref) with gamma_t - f = sum_u s_u "
              "(gamma_t - gamma_u) (symbolic T)", "symbolic", gradient_form),
-        Step("every term with t != ref carries s_t: ||grad L|| <= |loss'| 2 max|gamma| max_t ||k_t - k_ref|| (1 - s_ref) "
+        Step("every term with t != ref carries s_t: ||grad L|| <= |loss'| 2 max|gamma| max_t ||k_t - k_ref|| "
+             "(1 - s_ref) "
              "(symbolic T)", "symbolic", off_mass_bound),
         Step("rates: a fixed step moves W by O(1 - s_ref) = O(e^{-c ||W||}), so ||W_t|| grows like log t, while NGD "
              "moves eta per step and Polyak's length stays O(1) (paper C's finite-time rates; their forms are not in "
@@ -57,5 +58,6 @@ def outline() -> Outline:
              "(1/L_p to 64/L_p)", "numeric",
              reference="checks/rates_speedup.py (log-log slopes over the last octave [H/2, H] from random and hard "
                        "starts, against every stable GD step; a GD-faster pair re-judged at 4 H and 16 H; frozen "
-                       "adaptive runs untrusted, trapped ones cross-checked in exact arithmetic)", by=("rates-global", "lemma6")),
+                       "adaptive runs untrusted, trapped ones cross-checked in exact arithmetic)",
+             by=("rates-global", "lemma6")),
     ))

@@ -215,19 +215,18 @@ RESULTS: list[Entry] = [
                     "(reconstruction; only runs that select a set of two or more tokens count)",
           source="B, Section 6 (as summarised), claim (6); A, Appendix D"),
     Entry("rates-global", "NGD / Polyak converge globally to W_mm in the covered data settings", C,
-          uses=("lemma4", "theorem2", "tfsvm-frobenius", "assumption-B", "definition1"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
+          uses=("lemma4", "theorem1", "theorem2", "theorem3", "tfsvm-frobenius", "assumption-B", "definition1",
+                "definition2"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
           necessity=("no_other_w_lmm",),
           statement="in the covered settings (our reconstruction: Assumption B, W_mm(opt) feasible, n = 1 or every "
-                    "non-optimal token a support vector, and no other W-LMM), normalized GD and the Polyak "
-                    "step (f_star = L_inf = mean_i loss(gamma_{i,opt})) converge in direction to W_mm(opt) "
-                    "from every start",
+                    "non-optimal token a support vector, and no other W-LMM, ties counted when n >= 2), normalized "
+                    "GD and the Polyak step (f_star = L_inf = mean_i loss(gamma_{i,opt})) converge in direction to "
+                    "W_mm(opt) from every start",
           source="C, abstract: global convergence"),
-    Entry("rates-speedup", "NGD and Polyak converge to W_mm at a faster rate than fixed-step GD", C, uses=("rates-global", "lemma6"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          # refuted by a stored Polyak trap (witness row); the search holds or meets a trap. Coasting Polyak runs are
-          # undecided, over a quarter at some seeds (quick seed 2): INCONCLUSIVE there fails closed (NOTES.md)
-          check=("SUPPORTED", "REFUTED"),
+    Entry("rates-speedup", "NGD and Polyak converge to W_mm at a faster rate than fixed-step GD", C,
+          uses=("rates-global", "lemma6", "theorem3"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
           statement="in the covered settings of rates-global, normalized GD and the Polyak step converge in direction "
                     "to W_mm(opt) at a faster rate (log-log slope of 1 - corr(W_t, W_mm)) than fixed-step GD "
                     "at every stable step from 1/L_p to 64/L_p (reconstruction)",
@@ -349,30 +348,30 @@ RESULTS: list[Entry] = [
                     "in direction to W_mm(opt) (reconstructed conditions)",
           source="B, Section 4 (as summarised), claim (4)"),
     Entry("rates-ngd", "NGD: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
-          uses=("rates-global", "lemma4", "assumption-B"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),
+          uses=("rates-global", "lemma4", "theorem3", "assumption-B"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
           statement="in the covered settings of rates-global, normalized GD has 1 - corr(W_t, W_mm(opt)) <= C log(t)/t "
                     "(our reconstruction of paper C's rate), judged by the fitted exponent",
           source="C, abstract: finite-time rates"),
     Entry("rates-polyak", "Polyak: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
-          uses=("rates-global", "rates-ngd", "rates-speedup", "lemma4", "assumption-B"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm", "start_near_zero"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),      # start_near_zero: necessity not established (NOTES.md)
-          check=("SUPPORTED", "REFUTED"),     # refuted by a stored Polyak trap from a small start; quick search: seed 2
+          uses=("rates-global", "rates-ngd", "rates-speedup", "lemma4", "theorem3", "assumption-B"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm",
+                      "rates.start_near_zero"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support, start_near_zero: necessity not established (NOTES.md)
           statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, W_mm(opt)) "
                     "<= C log(t)/t (our reconstruction), judged by the fitted exponent",
           source="C, abstract: finite-time rates (Polyak)"),
     Entry("rates-sparsity", "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
-          uses=("rates-ngd", "rates-polyak", "rates-global"),
-          hypotheses=("assumption_B", "gmm_feasible", "n1_or_all_support", "no_other_w_lmm"),
-          necessity=("n1_or_all_support", "no_other_w_lmm"),
+          uses=("rates-ngd", "rates-polyak", "rates-global", "theorem3"),
+          hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
+          necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
           statement="in the covered settings, mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c = eta/(Z ||W_mm||^2) for NGD and "
                     "rho_0/(Z^2 ||W_mm||^2) for Polyak (our reconstruction), judged by the fitted rate",
           source="C, abstract: sparsification rate"),
     Entry("rates-joint", "Joint (W, v) NGD: W -> W_mm, decoder in margin, L <= exp(-c t^(1/3)) (reconstructed)", C,
           uses=("rates-global", "lemma4"),
-          hypotheses=("normalized_step", "labels_on_signal"), necessity=("normalized_step",),
+          hypotheses=("rates.normalized_step", "rates.labels_on_signal"), necessity=("normalized_step",),
           statement="joint normalized GD on (W, v) on Gaussian-like data (reconstruction): W converges in direction to "
                     "W_mm(opt), the decoder's normalized margin to the label SVM's, and the loss decays like exp(-t^(1/3))",
           source="C, public summaries: joint training"),
