@@ -39,7 +39,14 @@ undecided, nothing a finite horizon can read.
 
 This is the one rule of the rate results: a Polyak run trapped for good on tied non-optimal
 tokens (capped steps of 1e6 at every step, L - L_inf > 0, in float64 and in mpmath alike) is
-seen and refutes, as it refutes rates-polyak (NOTES.md)."""
+seen and refutes, as it refutes rates-polyak (NOTES.md).
+
+Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
+(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step in the torch loop costs
+about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at every step, which the
+fused kernel does not compute), and the engine's one-at-a-time Hypothesis phase (15% of the count,
+at most 64 instances) runs each instance alone, so 30 of them already take about 1.5-2 s of the 3 s
+a check may spend (NOTES.md)."""
 
 import numpy as np
 

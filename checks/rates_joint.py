@@ -27,7 +27,13 @@ decays only as ||W_t|| grows, which under joint NGD is slow (the step goes to v 
 saturates): from starts of scale 1 the gap is still 0.03-0.3 at H = 200, hence the small starts.
 Every part holds, or the claim fails (margin: the smallest of the three slacks, each relative);
 a failure must persist at CONFIRM x H (engine option). Fixed-step GD (`normalized_step` dropped)
-only reaches L = O(1/t): exponent ~0.2."""
+only reaches L = O(1/t): exponent ~0.2.
+
+Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
+(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a joint (W, v) step in the torch loop
+costs about 0.3 ms whatever the batch (no fused kernel for the joint problem), and the engine's one-
+at-a-time Hypothesis phase (15% of the count, at most 64 instances) runs each instance alone, so 30
+of them already take about 1.5-2 s of the 3 s a check may spend (NOTES.md)."""
 
 import numpy as np
 

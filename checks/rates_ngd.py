@@ -16,8 +16,12 @@ the exponent b is the least-squares slope of log(1 - corr) against log t over t 
 the law's local exponent there is a = -1 + 1/ln t_c (t_c the window's geometric centre). Holds if
 b <= a + TOL (margin a + TOL - b); a final gap below FLOOR is float64 noise of a converged run
 and holds. A slower exponent refutes when the run can be trusted (`rates.doubt`: not coasting,
-float64 agreeing with mpmath where deeply saturated) and again at CONFIRM x H (engine option; a
-run trapped at another selection has b ~ 0)."""
+not held at a selection that is not locally optimal, float64 agreeing with mpmath where deeply
+saturated) and again at CONFIRM x H (engine option; a run trapped at another selection has b ~ 0).
+A run held at a selection that is not locally optimal is undecided: it stays there only while its
+start's offset lasts (an NGD run from scale 20 sat on W_mm((1, 1)) with the optimal token's term
+e^-25 below the other input's, to leave after some e^25 steps; tests/test_rates_laws.py).
+1000 instances at --budget quick (normalized GD runs on the fused kernel)."""
 
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome, batched
@@ -77,7 +81,8 @@ claim = Claim(
                 "exact_agree": AGREE},
     proxy=f"slope of log(1 - corr) vs log t over t in [H/{WINDOW}, H], H = 200 (random starts) or 1000 (hard starts) "
           f"x horizon NGD steps (eta 0.5), at most -1 + 1/ln t_c + {TOL} (the local exponent of log t / t); slower "
-          f"refutes on a run that does not coast (norm grown by >= 1/{COAST} over the last octave) and whose float64 "
-          f"gradient agrees with mpmath's where deeply saturated, at H and again at {CONFIRM} x H",
+          f"refutes on a run that does not coast (norm grown by >= 1/{COAST} over the last octave), is not held at a "
+          "selection that is not locally optimal and whose float64 gradient agrees with mpmath's where deeply "
+          f"saturated, at H and again at {CONFIRM} x H",
     horizon="200 or 1000 x budget horizon steps", tolerance=f"exponent + {TOL}",
 )

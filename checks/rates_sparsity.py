@@ -21,7 +21,14 @@ the log domain (no underflow at any saturation); the rate r is minus the least-s
 log m against t over t in [H/WINDOW, H]. Holds if r >= (1 - TOL) c for both rules (margin min_rule
 r/c - (1 - TOL)). A slower rate refutes when its run can be trusted (`rates.doubt`: not coasting,
 float64 agreeing with mpmath where deeply saturated; a run trapped at another selection keeps m ~
-constant: r ~ 0), and again at CONFIRM x H (engine option)."""
+constant: r ~ 0), and again at CONFIRM x H (engine option).
+
+Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
+(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step in the torch loop costs
+about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at every step, which the
+fused kernel does not compute), and the engine's one-at-a-time Hypothesis phase (15% of the count,
+at most 64 instances) runs each instance alone, so 30 of them already take about 1.5-2 s of the 3 s
+a check may spend (NOTES.md)."""
 
 import math
 

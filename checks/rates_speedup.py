@@ -42,7 +42,14 @@ be trusted (`rates.doubt`, the rule of rates-global and rates-polyak with this c
 it coasts, its norm grown by less than 1/COAST over the last octave, so its slope cannot show its
 rate; it is held at a selection that is not locally optimal; or its float64 gradient disagrees
 with an exact mpmath one at its deeply saturated points). A run still thrown at every step (capped
-steps of 1e6 along a fixed direction) is trapped, not coasting, and is judged."""
+steps of 1e6 along a fixed direction) is trapped, not coasting, and is judged.
+
+Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
+(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step (and GD's six steps) in
+the torch loop costs about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at
+every step, which the fused kernel does not compute), and the engine's one-at-a-time Hypothesis
+phase (15% of the count, at most 64 instances) runs each instance alone, so 30 of them already take
+about 1.5-2 s of the 3 s a check may spend (NOTES.md)."""
 
 import math
 
