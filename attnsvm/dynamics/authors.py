@@ -7,7 +7,8 @@
 - `AutogradHeadProblem`: the same for a nonlinear head (`cross.HeadProblem`), by torch's autograd;
 - `Ridge`: the loss plus eps ||theta||^2 (their (K, Q) runs add eps (||K||_F^2 + ||Q||_F^2),
   eps = float64 machine epsilon), combined with the pulled-back gradient in the log domain;
-- `EpsNormalizedGD`: per parameter tensor, theta_k <- theta_k - eta g_k / (||g_k|| + eps).
+- `EpsNormalizedGD`: per parameter tensor, theta_k <- theta_k - eta g_k / (||g_k|| + eps), the
+  composition `Normalize(sizes, eps)` then `Descend(eta)` of `dynamics.rules`.
 
 With `Ridge` the runs follow normalized GD on L + eps R: once ||grad L|| falls to the order of
 eps ||theta|| the iterate settles near the minimizer of the regularized risk, a point of the
@@ -17,14 +18,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import ClassVar
 
 import numpy as np
 import torch
 
 from attnsvm.attention.gradients import Grad
 from attnsvm.attention.losses import Loss, get_loss
-from attnsvm.dynamics.rules import Parameterisation, _per_instance, _rows
+from attnsvm.dynamics.rules import Chain, Descend, Normalize, Parameterisation, chain
 
 EPS = float(np.finfo(np.float64).eps)
 
@@ -120,25 +120,8 @@ class Ridge:
         return replace(g, value=value, direction=direction, log_norm=Ms + n.log())
 
 
-@dataclass(frozen=True)
-class EpsNormalizedGD:
+def EpsNormalizedGD(eta: float, sizes: tuple[int, ...], eps: float = EPS) -> Chain:  # noqa: N802 (a rule's name)
     """theta_k <- theta_k - eta g_k / (||g_k|| + eps) on each block k of consecutive coordinates
     (`sizes`; one block: the whole theta): torch's SGD on the gradient divided by its norm plus
     eps, per parameter tensor, as in the authors' code."""
-
-    eta: float
-    sizes: tuple[int, ...]
-    eps: float = EPS
-    needs: ClassVar[frozenset] = frozenset()
-
-    def init(self, p):
-        if sum(self.sizes) != p.shape[-1]:
-            raise ValueError(f"blocks {self.sizes} do not add up to the {p.shape[-1]} coordinates")
-
-    def update(self, g: Grad, state, p):
-        inv = torch.exp(-g.log_norm)[:, None]                      # 1 / ||g|| (inf where g = 0)
-        out = []
-        for x in g.direction.split(list(self.sizes), dim=-1):    # g_k / (||g_k|| + eps) = x / (||x|| + eps/||g||)
-            den = x.norm(dim=-1, keepdim=True) + self.eps * inv
-            out.append(x / den)
-        return torch.cat(out, -1).nan_to_num(0.0) * _rows(-_per_instance(self.eta, p)), state
+    return chain(Normalize(tuple(sizes), eps), Descend(eta))

@@ -1,5 +1,8 @@
 """Update rules as composable objects (optax style: `init` / `update`), batched: GD,
-normalized GD (paper C), per-block normalized GD, Polyak (paper C), one rule per instance.
+normalized GD (paper C), Polyak (paper C), one rule per instance; and transformations that
+compose into rules (`chain`): `Normalize` (whole gradient or per block, with an optional eps in
+the denominator) then `Descend` (times -eta), e.g. per-block normalized GD (`BlockNormalizedGD`)
+and the authors' g / (||g|| + eps) step (`dynamics.authors.EpsNormalizedGD`).
 Rules read the log-domain `Grad`, so normalized GD and Polyak keep the right direction when
 the gradient underflows."""
 
@@ -85,25 +88,94 @@ class NormalizedGD:
 
 
 @dataclass(frozen=True)
-class BlockNormalizedGD:
-    """theta_k <- theta_k - eta grad_k L / ||grad_k L|| on each block k of consecutive coordinates
-    (`sizes`, in order): normalized GD per parameter tensor, e.g. K and Q separately
-    (`cross.KQ.blocks`), as the Transformers-as-SVMs code normalises each factor's gradient. A
-    block whose gradient is 0 does not move. Exact from `Grad.direction` (scale-free)."""
+class Update:
+    """What a transformation passes on: `vector` (B, D) times `scale` (None, a number or one per
+    instance), the scale applied last (so a chain multiplies the scalars first, as one rule would)."""
 
-    eta: float | Sequence[float] | torch.Tensor
-    sizes: tuple[int, ...]
+    vector: torch.Tensor
+    scale: float | torch.Tensor | None = None
+
+    def value(self) -> torch.Tensor:
+        return self.vector if self.scale is None else self.vector * _rows(self.scale)
+
+
+@dataclass(frozen=True)
+class Normalize:
+    """g / (||g|| + eps), as an `Update`: with `sizes` None the whole gradient, its norm taken from
+    the log domain (exact where ||g|| underflows; eps > 0 scales the direction by ||g|| / (||g|| +
+    eps) = exp(-log(1 + eps / ||g||)), the fused kernel's factor); else on each block of
+    consecutive coordinates (`sizes`, in order, e.g. K and Q: `cross.KQ.blocks`), g_k / (||g_k|| +
+    eps) from the block of the unit direction. A block whose gradient is 0 does not move."""
+
+    sizes: tuple[int, ...] | None = None
+    eps: float = 0.0
     needs: ClassVar[frozenset] = frozenset()
 
     def init(self, p):
-        if sum(self.sizes) != p.shape[-1]:
+        if self.sizes is not None and sum(self.sizes) != p.shape[-1]:
             raise ValueError(f"blocks {self.sizes} do not add up to the {p.shape[-1]} coordinates")
 
     def update(self, g: Grad, state, p):
-        blocks = g.direction.split(list(self.sizes), dim=-1)
-        norms = [x.norm(dim=-1, keepdim=True) for x in blocks]
-        unit = torch.cat([x / torch.where(n > 0, n, math.inf) for x, n in zip(blocks, norms)], -1)
-        return unit * _rows(-_per_instance(self.eta, p)), state
+        if self.sizes is None:
+            if not self.eps:
+                return Update(g.direction), state
+            lengths = torch.exp(-torch.logaddexp(torch.zeros_like(g.log_norm), math.log(self.eps) - g.log_norm))
+            return Update(g.direction, lengths), state
+        inv = torch.exp(-g.log_norm)[:, None]                      # 1 / ||g|| (inf where g = 0)
+        out = []
+        for x in g.direction.split(list(self.sizes), dim=-1):    # g_k / (||g_k|| + eps) = x / (||x|| + eps/||g||)
+            den = x.norm(dim=-1, keepdim=True)
+            den = den + self.eps * inv if self.eps else den
+            out.append(x / torch.where(den > 0, den, math.inf))
+        return Update(torch.cat(out, -1)), state
+
+
+@dataclass(frozen=True)
+class Descend:
+    """The step against an `Update`: times -eta (a number or one per instance)."""
+
+    eta: float | Sequence[float] | torch.Tensor
+    needs: ClassVar[frozenset] = frozenset()
+
+    def init(self, p):
+        return None
+
+    def update(self, u: Update, state, p):
+        step = -_per_instance(self.eta, p)
+        return Update(u.vector, step if u.scale is None else step * u.scale), state
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Transformations applied in order (optax's `chain`), the first to the `Grad`, each to the
+    `Update` before it; an update rule."""
+
+    transforms: tuple
+
+    @property
+    def needs(self) -> frozenset:
+        return frozenset().union(*(getattr(t, "needs", STATS) for t in self.transforms))
+
+    def init(self, p):
+        return tuple(t.init(p) for t in self.transforms)
+
+    def update(self, g: Grad, state, p):
+        state = state or (None,) * len(self.transforms)
+        u, new = g, []
+        for t, s in zip(self.transforms, state):
+            u, s = t.update(u, s, p)
+            new.append(s)
+        return u.value(), tuple(new)
+
+
+def chain(*transforms) -> Chain:
+    return Chain(tuple(transforms))
+
+
+def BlockNormalizedGD(eta, sizes) -> Chain:  # noqa: N802 (a rule's name)
+    """theta_k <- theta_k - eta grad_k L / ||grad_k L|| on each block k (`sizes`): normalized GD per
+    parameter tensor, as the Transformers-as-SVMs code normalises K's and Q's gradients."""
+    return chain(Normalize(tuple(sizes)), Descend(eta))
 
 
 @dataclass(frozen=True)
