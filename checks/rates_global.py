@@ -26,7 +26,7 @@ gap = 1 - corr(W_H, W_mm(opt)) <= TOL. A larger gap is a failure when the run ha
   - the gap's limit extrapolated from H/4, H/2, H (Aitken, `trends.limit_estimate`: a plateau
     within PLATEAU extrapolates to itself) exceeds TOL,
 and the failure can be trusted (`rates.doubt`, the rule rates-polyak and rates-speedup use,
-with this check's constants): the run does not coast (its norm grew by at least 1/COAST over
+with this check's constants): the run does not coast (its norm grew by at least 1/TRUST.coast over
 the last octave) and its float64 gradient agrees with an exact mpmath one at its deeply
 saturated points. A failure must persist at CONFIRM x H (engine option). Anything else with a
 gap above TOL is undecided (re-run at EXTEND x H): still moving, not separated, coasting, or
@@ -41,12 +41,9 @@ This is the one rule of the rate results: a Polyak run trapped for good on tied 
 tokens (capped steps of 1e6 at every step, L - L_inf > 0, in float64 and in mpmath alike) is
 seen and refutes, as it refutes rates-polyak (NOTES.md).
 
-Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
-(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step in the torch loop costs
-about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at every step, which the
-fused kernel does not compute), and the engine's one-at-a-time Hypothesis phase (15% of the count,
-at most 64 instances) runs each instance alone, so 30 of them already take about 1.5-2 s of the 3 s
-a check may spend (NOTES.md)."""
+Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
+1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
+to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
 
 import numpy as np
 
@@ -59,11 +56,7 @@ from attnsvm.dynamics.trends import limit_estimate
 TOL = 0.01              # 1 - corr(W_H, W_mm(opt)) at most this
 PLATEAU = 1e-3          # a gap moving by less than this (relative) over two octaves has settled
 SEP_HIGH, SEP_LOW = 1e-3, 1e-6      # separated attention: every softmax value above HIGH or at most LOW
-COAST = 3               # a run whose norm grew by less than 1/COAST over the last octave coasts
-DEEP = 700.0            # a logit spread above this: cross-check float64's gradient against mpmath
-AGREE = 1e-9            # float64 and exact gradient directions agree when 1 - cos is below this
-EXACT_ROWS = 16         # at most this many recorded rows are cross-checked per run
-EXACT_DIGITS = 50       # mpmath digits of the exact gradient
+TRUST = rates.Trust(coast=3, deep=700.0, agree=1e-9, rows=16, digits=50)     # this check's trust rule (rates.doubt)
 RECORDS = 16            # recorded rows per run (H/4, H/2 and H among them)
 POLYAK_STEPS = 200      # Polyak's horizon from every start (its steps adapt: it needs no time to turn)
 HARD_SCALES = (0.1, 1.0)    # hard starts' scales (larger ones: rates-ngd; Polyak's first capped step throws them)
@@ -82,7 +75,7 @@ def judge(inst, run: rates.Run) -> tuple[bool | None, dict, str]:
     detail = {"horizon": run.horizon, "gap": float(g[-1]), "gap_half": float(g[h]), "gap_quarter": float(g[q]),
               "selected": list(run.selected), "norm": norm, "norm_half": half, "status": run.status}
     if not run.trusted:
-        return None, detail, rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+        return None, detail, rates.doubt(ds, run, TRUST)
     if g[-1] <= TOL:
         return True, detail, ""
     limit = limit_estimate(float(g[q]), float(g[h]), float(g[-1]), PLATEAU)
@@ -92,7 +85,7 @@ def judge(inst, run: rates.Run) -> tuple[bool | None, dict, str]:
         what = "not separated" if not sep else "still moving" if limit is None else f"limit estimate {limit:.3g}"
         return None, detail, (f"{run.rule}: gap {g[-1]:.3g} > {TOL} at H = {run.horizon} ({what}; selected "
                               f"{list(run.selected)}, opt {model.optimal_tokens(ds).tolist()})")
-    why = rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+    why = rates.doubt(ds, run, TRUST)
     if why:
         return None, detail, why
     detail["exact_check"] = "float64 gradient agrees with mpmath at the deeply saturated recorded points"
@@ -133,14 +126,15 @@ claim = Claim(
     measures=("ngd_gap", "polyak_gap"),
     confirm=(CONFIRM,),
     extend=(EXTEND,),
-    tolerances={"gap": TOL, "plateau": PLATEAU, "separated_high": SEP_HIGH, "separated_low": SEP_LOW, "coast": COAST,
-                "exact_deep_logit_spread": DEEP, "exact_agree": AGREE},
-    proxy=f"1 - corr(W_H, W_mm(opt)) <= {TOL} for NGD (eta 0.5) at H = 200 x horizon steps from random starts "
-          "(scale 0.1 or 1) and 1000 x horizon from hard starts (on another selection's W_mm, scale 0.1 or 1), and for "
+    tolerances={"gap": TOL, "plateau": PLATEAU, "separated_high": SEP_HIGH, "separated_low": SEP_LOW,
+                **TRUST.tolerances(),
+                },
+    proxy=f"1 - corr(W_H, W_mm(opt)) <= {TOL} for NGD (eta 0.5) at H = 200 x horizon steps from random starts (scale "
+          "0.1 or 1) and 1000 x horizon from hard starts (on another selection's W_mm, scale 0.1 or 1), and for "
           f"Polyak (f_star = L_inf) at H = {POLYAK_STEPS} x horizon from both; a larger gap refutes when the run has "
           f"separated (every softmax value > {SEP_HIGH} or <= {SEP_LOW}) with an Aitken-extrapolated gap limit above "
-          f"{TOL}, does not coast (norm grown by >= 1/{COAST} over the last octave), is not held at a selection that "
-          "is not locally optimal and its float64 gradient agrees with mpmath's where deeply saturated, at H and "
-          f"again at {CONFIRM} x H; else undecided (re-run at {EXTEND} x H)",
+          f"{TOL}, does not coast (norm grown by >= 1/{TRUST.coast:g} over the last octave), is not held at a "
+          "selection that is not locally optimal and its float64 gradient agrees with mpmath's where deeply "
+          f"saturated, at H and again at {CONFIRM} x H; else undecided (re-run at {EXTEND} x H)",
     horizon=f"NGD 200 or 1000, Polyak {POLYAK_STEPS} x budget horizon steps", tolerance=f"1 - corr <= {TOL}",
 )

@@ -29,11 +29,9 @@ Every part holds, or the claim fails (margin: the smallest of the three slacks, 
 a failure must persist at CONFIRM x H (engine option). Fixed-step GD (`normalized_step` dropped)
 only reaches L = O(1/t): exponent ~0.2.
 
-Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
-(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a joint (W, v) step in the torch loop
-costs about 0.3 ms whatever the batch (no fused kernel for the joint problem), and the engine's one-
-at-a-time Hypothesis phase (15% of the count, at most 64 instances) runs each instance alone, so 30
-of them already take about 1.5-2 s of the 3 s a check may spend (NOTES.md)."""
+Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
+1.5%): joint training's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase
+runs up to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
 
 import numpy as np
 
@@ -98,7 +96,7 @@ claim = Claim(
     measures=("w_gap", "decoder_margin", "loss_exponent"),
     confirm=(CONFIRM,),
     tolerances={"w_gap": TOL_W, "decoder_margin": TOL_V, "loss_exponent": TOL_EXP},
-    proxy=f"joint NGD (eta 0.5) from starts of scale 0.1 or 0.3 for H = 200 x horizon steps: 1 - corr(W_H, W_mm) <= "
+    proxy="joint NGD (eta 0.5) from starts of scale 0.1 or 0.3 for H = 200 x horizon steps: 1 - corr(W_H, W_mm) <= "
           f"{TOL_W}; decoder margin >= (1 - {TOL_V}) x the SVM's; slope of log(-log L) vs log t over [H/{WINDOW}, H] "
           f">= 1/3 - {TOL_EXP}; a failure persists at {CONFIRM} x H",
     horizon="200 x budget horizon steps", tolerance=f"W {TOL_W}, decoder {TOL_V}, exponent {TOL_EXP}",

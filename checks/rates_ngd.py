@@ -32,11 +32,7 @@ TOL = 0.1           # the fitted exponent may exceed the law's by this
 WINDOW = 8          # fit over t in [H / WINDOW, H]
 RECORDS = 32        # recorded rows per run
 FLOOR = 1e-14       # 1 - corr below this is float64 noise
-COAST = 3           # a run whose norm grew by less than 1/COAST over the last octave coasts (untrusted failure)
-DEEP = 700.0        # logit spread above which float64's gradient is cross-checked in mpmath
-AGREE = 1e-9        # float64 and exact gradient directions agree when 1 - cos is below this
-EXACT_ROWS = 16     # at most this many recorded rows cross-checked per run
-EXACT_DIGITS = 50   # mpmath digits
+TRUST = rates.Trust(coast=3, deep=700.0, agree=1e-9, rows=16, digits=50)     # this check's trust rule (rates.doubt)
 CONFIRM = 4         # a failure is re-run at CONFIRM x H and must persist
 EXTEND = 4          # an undecided instance is re-run at EXTEND x H
 QUICK = 1000        # instances evaluated at --budget quick
@@ -49,12 +45,12 @@ def judge(inst, run: rates.Run) -> Outcome:
     detail = {"rule": run.rule, **fit, "selected": list(run.selected), "opt": model.optimal_tokens(ds).tolist(),
               "status": run.status}
     if not run.trusted:
-        return rates.undecided(detail, rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS))
+        return rates.undecided(detail, rates.doubt(ds, run, TRUST))
     holds, margin = rates.judge_direction(fit, TOL, FLOOR)
     if holds is None:
         return rates.undecided(detail, "too few points of 1 - corr above the float floor in the window")
     if not holds:
-        why = rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+        why = rates.doubt(ds, run, TRUST)
         if why:
             return rates.undecided(detail, why)
         detail["exact_check"] = "float64 gradient agrees with mpmath at the deeply saturated recorded points"
@@ -77,12 +73,11 @@ claim = Claim(
     measures=("exponent", "law_exponent", "final_gap"),
     confirm=(CONFIRM,),
     extend=(EXTEND,),
-    tolerances={"exponent": TOL, "window": WINDOW, "floor": FLOOR, "coast": COAST, "exact_deep_logit_spread": DEEP,
-                "exact_agree": AGREE},
+    tolerances={"exponent": TOL, "window": WINDOW, "floor": FLOOR, **TRUST.tolerances()},
     proxy=f"slope of log(1 - corr) vs log t over t in [H/{WINDOW}, H], H = 200 (random starts) or 1000 (hard starts) "
           f"x horizon NGD steps (eta 0.5), at most -1 + 1/ln t_c + {TOL} (the local exponent of log t / t); slower "
-          f"refutes on a run that does not coast (norm grown by >= 1/{COAST} over the last octave), is not held at a "
-          "selection that is not locally optimal and whose float64 gradient agrees with mpmath's where deeply "
-          f"saturated, at H and again at {CONFIRM} x H",
+          f"refutes on a run that does not coast (norm grown by >= 1/{TRUST.coast:g} over the last octave), is not "
+          "held at a selection that is not locally optimal and whose float64 gradient agrees with mpmath's where "
+          f"deeply saturated, at H and again at {CONFIRM} x H",
     horizon="200 or 1000 x budget horizon steps", tolerance=f"exponent + {TOL}",
 )

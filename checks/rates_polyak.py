@@ -13,7 +13,7 @@ iterations from a random start of scale 0.1, recorded every H/RECORDS; the expon
 against t is fitted over [H/WINDOW, H] and must be at most the law's local exponent + TOL (as
 rates-ngd). A slower exponent refutes only when the run shows the law failing beyond what a
 start-dependent constant C explains, else the instance is undecided with the reason: the run must
-not coast (its norm grew by at least 1/COAST over the last octave; a run thrown far by huge capped
+not coast (its norm grew by at least 1/TRUST.coast over the last octave; a run thrown far by huge capped
 Polyak steps and then moving O(1) per step shows no rate in the window), must not be held at a
 selection that is not locally optimal (`rates.held_off`), its final 1 - corr must
 exceed GAP_FLOOR, and at its deeply saturated recorded points float64's gradient must agree with an
@@ -29,12 +29,9 @@ kept in the statement as our reconstruction). ITS NECESSITY IS NOT ESTABLISHED: 
 [1000, 8000] (the law holds there with C ~ 1e-7); under the rules above a standard-budget search of
 rates-global's larger starts found no failure (NOTES.md).
 
-Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
-(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step in the torch loop costs
-about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at every step, which the
-fused kernel does not compute), and the engine's one-at-a-time Hypothesis phase (15% of the count,
-at most 64 instances) runs each instance alone, so 30 of them already take about 1.5-2 s of the 3 s
-a check may spend (NOTES.md)."""
+Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
+1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
+to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
 
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome, batched
@@ -46,11 +43,7 @@ WINDOW = 8            # fit over t in [H / WINDOW, H]
 RECORDS = 32          # recorded rows per run
 FLOOR = 1e-14         # 1 - corr below this is float64 noise
 GAP_FLOOR = 1e-6      # a slower exponent on a smaller gap is within what a start-dependent C explains
-COAST = 3             # a run whose norm grew by less than 1/COAST over the last octave coasts
-DEEP = 700.0          # a logit spread above this: float64's relative softmax masses can underflow
-AGREE = 1e-9          # float64 and exact gradient directions agree when 1 - cos is below this
-EXACT_ROWS = 16       # at most this many recorded rows are cross-checked per run
-EXACT_DIGITS = 50     # mpmath digits of the exact gradient (its exponents are unbounded)
+TRUST = rates.Trust(coast=3, deep=700.0, agree=1e-9, rows=16, digits=50)     # this check's trust rule (rates.doubt)
 SMALL = 0.1           # the random starts' scale (start_near_zero)
 STEPS = 200
 CONFIRM = 4           # a failure is re-run at CONFIRM x H and must persist
@@ -67,13 +60,13 @@ def judge(inst, run: rates.Run) -> Outcome:
     detail = {"rule": "polyak", **fit, "selected": list(run.selected), "opt": model.optimal_tokens(ds).tolist(),
               "status": run.status, "norm": norm, "norm_half": half}
     if not run.trusted:
-        return rates.undecided(detail, rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS))
+        return rates.undecided(detail, rates.doubt(ds, run, TRUST))
     holds, margin = rates.judge_direction(fit, TOL, FLOOR)
     if holds is None:
         return rates.undecided(detail, "too few points of 1 - corr above the float floor in the window")
     if holds:
         return Outcome(True, detail=detail, margin=margin)
-    why = rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+    why = rates.doubt(ds, run, TRUST)
     if why:
         return rates.undecided(detail, why)
     detail["exact_check"] = "float64 gradient agrees with mpmath at the deeply saturated recorded points"
@@ -104,12 +97,13 @@ claim = Claim(
     measures=("exponent", "law_exponent", "final_gap"),
     confirm=(CONFIRM,),
     extend=(EXTEND,),
-    tolerances={"exponent": TOL, "window": WINDOW, "floor": FLOOR, "gap_floor": GAP_FLOOR, "coast": COAST,
-                "exact_deep_logit_spread": DEEP, "exact_agree": AGREE},
-    proxy=f"slope of log(1 - corr) vs log t over t in [H/{WINDOW}, H], H = {STEPS} x horizon Polyak steps from random "
-          f"starts of scale {SMALL}, at most -1 + 1/ln t_c + {TOL} (the local exponent of log t / t); slower refutes "
-          f"only on a run not coasting (its norm grown by >= 1/{COAST} over the last octave), not held at a selection "
-          f"that is not locally optimal, with final gap > {GAP_FLOOR:g}, whose float64 gradient agrees with an "
-          f"mpmath one at its deeply saturated points (else undecided), at H and again at {CONFIRM} x H",
+    tolerances={"exponent": TOL, "window": WINDOW, "floor": FLOOR, "gap_floor": GAP_FLOOR, **TRUST.tolerances(),
+                },
+    proxy=f"slope of log(1 - corr) vs log t over t in [H/{WINDOW}, H], H = {STEPS} x horizon Polyak steps from "
+          f"random starts of scale {SMALL}, at most -1 + 1/ln t_c + {TOL} (the local exponent of log t / t); slower "
+          f"refutes only on a run not coasting (its norm grown by >= 1/{TRUST.coast:g} over the last octave), not "
+          f"held at a selection that is not locally optimal, with final gap > {GAP_FLOOR:g}, whose float64 gradient "
+          f"agrees with an mpmath one at its deeply saturated points (else undecided), at H and again at {CONFIRM} x "
+          "H",
     horizon=f"{STEPS} x budget horizon steps", tolerance=f"exponent + {TOL}",
 )

@@ -23,12 +23,9 @@ r/c - (1 - TOL)). A slower rate refutes when its run can be trusted (`rates.doub
 float64 agreeing with mpmath where deeply saturated; a run trapped at another selection keeps m ~
 constant: r ~ 0), and again at CONFIRM x H (engine option).
 
-Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
-(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step in the torch loop costs
-about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at every step, which the
-fused kernel does not compute), and the engine's one-at-a-time Hypothesis phase (15% of the count,
-at most 64 instances) runs each instance alone, so 30 of them already take about 1.5-2 s of the 3 s
-a check may spend (NOTES.md)."""
+Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
+1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
+to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
 
 import math
 
@@ -43,11 +40,7 @@ from attnsvm.dynamics import cross, rates
 TOL = 0.1           # the fitted rate must be at least (1 - TOL) x the law's
 WINDOW = 8          # fit over t in [H / WINDOW, H]
 RECORDS = 32        # recorded rows per run
-COAST = 3           # a run whose norm grew by less than 1/COAST over the last octave coasts (untrusted failure)
-DEEP = 700.0        # logit spread above which float64's gradient is cross-checked in mpmath
-AGREE = 1e-9        # float64 and exact gradient directions agree when 1 - cos is below this
-EXACT_ROWS = 16     # at most this many recorded rows cross-checked per run
-EXACT_DIGITS = 50   # mpmath digits
+TRUST = rates.Trust(coast=3, deep=700.0, agree=1e-9, rows=16, digits=50)     # this check's trust rule (rates.doubt)
 CONFIRM = 4         # a failure is re-run at CONFIRM x H and must persist
 EXTEND = 4          # an undecided instance is re-run at EXTEND x H
 RULES = ("ngd", "polyak")
@@ -84,7 +77,7 @@ def judge(inst, runs: dict) -> Outcome:
     for name in RULES:
         run = runs[name]
         if not run.trusted:
-            doubts.append(rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS))
+            doubts.append(rates.doubt(ds, run, TRUST))
             continue
         r = fit_rate(run.steps, run.log_off)
         margins[name] = r / law[name] - (1 - TOL)
@@ -92,7 +85,7 @@ def judge(inst, runs: dict) -> Outcome:
                         "final_log_off_mass": float(run.log_off[-1]), "selected": list(run.selected)}
         detail[f"{name}_ratio"] = r / law[name]
         if margins[name] <= 0:
-            why = rates.doubt(ds, run, COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+            why = rates.doubt(ds, run, TRUST)
             (doubts if why else failed).append(why or name)
     margin = min(margins.values()) if margins else None
     margin = None if margin is None or not math.isfinite(margin) else margin
@@ -124,11 +117,11 @@ claim = Claim(
     measures=("ngd_ratio", "polyak_ratio"),
     confirm=(CONFIRM,),
     extend=(EXTEND,),
-    tolerances={"rate": TOL, "window": WINDOW, "coast": COAST, "exact_deep_logit_spread": DEEP, "exact_agree": AGREE},
+    tolerances={"rate": TOL, "window": WINDOW, **TRUST.tolerances()},
     proxy=f"minus the slope of log(mean_i (1 - s_i,opt)) vs t over t in [H/{WINDOW}, H], H = 200 or 1000 x horizon "
           f"NGD steps (eta 0.5), {POLYAK_STEPS} x horizon Polyak steps (f_star = L_inf), at least (1 - {TOL}) x the "
-          f"law's rate; slower refutes on a run that does not coast (norm grown by >= 1/{COAST} over the last octave), "
-          "is not held at a selection that is not locally optimal and whose float64 gradient agrees with mpmath's "
-          f"where deeply saturated, at H and again at {CONFIRM} x H",
+          f"law's rate; slower refutes on a run that does not coast (norm grown by >= 1/{TRUST.coast:g} over the "
+          "last octave), is not held at a selection that is not locally optimal and whose float64 gradient agrees "
+          f"with mpmath's where deeply saturated, at H and again at {CONFIRM} x H",
     horizon=f"NGD 200 or 1000, Polyak {POLYAK_STEPS} x budget horizon steps", tolerance=f"rate >= (1 - {TOL}) c",
 )

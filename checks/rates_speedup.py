@@ -39,17 +39,15 @@ reaches corr 0.99 in fewer iterations than NGD, NOTES.md).
 
 Untrusted (holds None): a non-finite adaptive run; and a pair not faster whose adaptive run cannot
 be trusted (`rates.doubt`, the rule of rates-global and rates-polyak with this check's constants:
-it coasts, its norm grown by less than 1/COAST over the last octave, so its slope cannot show its
+it coasts, its norm grown by less than 1/TRUST.coast over the last octave, so its slope cannot show its
 rate; it is held at a selection that is not locally optimal; or its float64 gradient disagrees
 with an exact mpmath one at its deeply saturated points). A run still thrown at every step (capped
 steps of 1e6 along a fixed direction) is trapped, not coasting, and is judged.
 
-Count: at --budget quick the search evaluates QUICK = 200 instances meeting the hypotheses, not 1000
-(SUPPORTED then rules out failure rates above 1.5%, not 0.3%): a Polyak step (and GD's six steps) in
-the torch loop costs about 0.2-0.25 ms whatever the batch (it reads the risk and log(L - L_inf) at
-every step, which the fused kernel does not compute), and the engine's one-at-a-time Hypothesis
-phase (15% of the count, at most 64 instances) runs each instance alone, so 30 of them already take
-about 1.5-2 s of the 3 s a check may spend (NOTES.md)."""
+Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
+1.5%): Polyak's and GD's steps run in the torch loop, and the engine's one-at-a-time Hypothesis
+phase runs up to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at
+quick")."""
 
 import math
 
@@ -68,11 +66,7 @@ RATE_MARGIN = 0.1      # log-log slopes must differ by this much to call one rul
 WINDOW = 2             # slopes over the last octave [H / WINDOW, H]
 RECORDS = 32           # recorded rows per run (uniform grid; iteration counts to LEVEL are read on it)
 STABLE = 1e-12         # a GD run is stable when its risk never rose by more than this (relative)
-COAST = 3              # an adaptive run whose norm grew by less than 1/COAST over the last octave coasts
-DEEP = 700.0           # logit spread above which float64's gradient is cross-checked in mpmath
-AGREE = 1e-9           # float64 and exact gradient directions agree when 1 - cos is below this
-EXACT_ROWS = 16        # at most this many recorded rows cross-checked per run
-EXACT_DIGITS = 50      # mpmath digits
+TRUST = rates.Trust(coast=3, deep=700.0, agree=1e-9, rows=16, digits=50)     # this check's trust rule (rates.doubt)
 CONFIRM = 4            # a failure is re-run at CONFIRM x H and must persist
 GD_FACTORS = (1.0, 4.0, 16.0, 64.0)     # GD's steps tried, times 1/L_p: NGD and Polyak must beat every stable one
 STAGES = (4.0, 16.0)   # a pair (A, g) not faster must stay so against g's later stages, GD at 4 g and 16 g
@@ -109,7 +103,7 @@ def describe(run: rates.Run, adaptive: bool) -> dict:
             "horizon": run.horizon,
             "stable": not adaptive and run.trusted and bool(
                 np.all(np.diff(run.value) <= STABLE * np.abs(run.value[:-1]))),
-            "coasting": adaptive and not floor and rates.coasting(norm, half, COAST)}
+            "coasting": adaptive and not floor and rates.coasting(norm, half, TRUST.coast)}
 
 
 def compare(a: dict, g: dict) -> tuple[str, float | None]:
@@ -177,7 +171,7 @@ def judge(inst, gd_runs: dict, adaptive: dict) -> Outcome:
     candidates = [k for k, (s, _) in found.items() if s == "not faster"]
     doubts = {}
     for a in {k.split("/")[0] for k in candidates}:      # a failure must be the rule's, not its start's or float64's
-        why = rates.doubt(ds, adaptive[a], COAST, DEEP, AGREE, EXACT_ROWS, EXACT_DIGITS)
+        why = rates.doubt(ds, adaptive[a], TRUST)
         if why:
             doubts[a] = why
     failed = [k for k in candidates if k.split("/")[0] not in doubts]
@@ -221,19 +215,18 @@ claim = Claim(
                                               gd_factor=just(1.0)),
     measures=tuple(f"{n}_{k}" for n in NAMES for k in ("iterations", "rate_gap_loglog")),
     confirm=(CONFIRM,),
-    tolerances={"rate_margin": RATE_MARGIN, "floor": FLOOR, "stable": STABLE, "stall": STALL, "coast": COAST,
+    tolerances={"rate_margin": RATE_MARGIN, "floor": FLOOR, "stable": STABLE, "stall": STALL, **TRUST.tolerances(),
                 "stages": len(STAGES),
-                "exact_deep_logit_spread": DEEP, "exact_agree": AGREE},
+                },
     proxy=f"log-log slope of 1 - corr(W_t, W_mm) over the last octave [H/{WINDOW}, H], H = {STEPS} x horizon steps "
-          f"of each rule, from random and hard starts of scale 0.1 or 1 (rates-global): NGD's "
-          f"and Polyak's each steeper by {RATE_MARGIN} than GD's at EVERY stable step of {GD_FACTORS} x 1/L_p (risk "
-          f"monotone, status trusted; a gap <= {FLOOR} counts as infinitely fast, both at it: no rate, pair "
-          "skipped); a "
-          f"pair not faster refutes only if it is not faster against the same step's later stages either (GD at "
-          f"{STAGES} x that step: the step's run at 4 H and 16 H; a GD transient lasts 3-4 octaves) and the adaptive "
-          f"rule stalls (its slope above {STALL}: GD's limit is logarithmic, a power law beats it), on an adaptive "
-          f"run that does not coast (norm grown by >= 1/{COAST} over the last octave), is not held at a selection that "
-          "is not locally optimal, and whose float64 gradient agrees with mpmath's where deeply saturated (else "
-          f"undecided), and again at {CONFIRM} x H; NGD eta 0.5, Polyak f_star = L_inf; non-finite adaptive runs "
-          "untrusted",
+          "of each rule, from random and hard starts of scale 0.1 or 1 (rates-global): NGD's and Polyak's each "
+          f"steeper by {RATE_MARGIN} than GD's at EVERY stable step of {GD_FACTORS} x 1/L_p (risk monotone, status "
+          f"trusted; a gap <= {FLOOR} counts as infinitely fast, both at it: no rate, pair skipped); a pair not "
+          f"faster refutes only if it is not faster against the same step's later stages either (GD at {STAGES} x "
+          "that step: the step's run at 4 H and 16 H; a GD transient lasts 3-4 octaves) and the adaptive rule "
+          f"stalls (its slope above {STALL}: GD's limit is logarithmic, a power law beats it), on an adaptive run "
+          f"that does not coast (norm grown by >= 1/{TRUST.coast:g} over the last octave), is not held at a "
+          "selection that is not locally optimal, and whose float64 gradient agrees with mpmath's where deeply "
+          f"saturated (else undecided), and again at {CONFIRM} x H; NGD eta 0.5, Polyak f_star = L_inf; non-finite "
+          "adaptive runs untrusted",
 )

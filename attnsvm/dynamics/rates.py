@@ -436,7 +436,25 @@ def held_off(ds: Dataset, run: Run) -> str:
             "only while its start's offset lasts, the window cannot show its limit")
 
 
-def doubt(ds: Dataset, run: Run, coast: float, deep: float, agree: float, rows: int, digits: int) -> str:
+@dataclass(frozen=True)
+class Trust:
+    """A check's own constants of the trust rule (`doubt`): `coast` (a run whose norm grew by less
+    than 1/coast over the last octave coasts), `deep` (a logit spread above which float64's gradient
+    is cross-checked in mpmath), `agree` (1 - cos below which the two directions agree), `rows` (at
+    most this many recorded rows cross-checked per run), `digits` (mpmath's)."""
+
+    coast: float
+    deep: float
+    agree: float
+    rows: int
+    digits: int
+
+    def tolerances(self) -> dict:
+        """The ones a verdict reports (`Claim.tolerances`)."""
+        return {"coast": self.coast, "exact_deep_logit_spread": self.deep, "exact_agree": self.agree}
+
+
+def doubt(ds: Dataset, run: Run, trust: Trust) -> str:
     """Why a failing `run` says nothing about its rule ('' when the failure can stand): it is
     untrusted (status), it coasts (`coasting`), it is held at a selection that is not locally
     optimal (`held_off`), or float64's gradient disagrees with the exact one at its deeply
@@ -444,13 +462,13 @@ def doubt(ds: Dataset, run: Run, coast: float, deep: float, agree: float, rows: 
     if not run.trusted:
         return f"{run.rule}: " + status.undecided_reason([run.status], "run")
     norm, half = run.octave_growth()
-    if coasting(norm, half, coast):
+    if coasting(norm, half, trust.coast):
         return (f"{run.rule}: coasting, ||W_H|| = {norm:.3g} grew by {norm - half:.3g} over the last octave (under "
-                f"1/{coast:g} of it): the window shows its offset, not its limit or rate")
+                f"1/{trust.coast:g} of it): the window shows its offset, not its limit or rate")
     held = held_off(ds, run)
     if held:
         return held
-    inexact = exact_disagreement(ds, run.p, deep, agree, rows, digits)
+    inexact = exact_disagreement(ds, run.p, trust.deep, trust.agree, trust.rows, trust.digits)
     return f"{run.rule}: {inexact}: the failure is float64's, not the rule's" if inexact else ""
 
 
