@@ -8,7 +8,13 @@ rational: from x = 0, add a violated row, step along its direction projected off
 rows, drop a row whose multiplier reaches 0. The dual objective rises at every step, so it ends
 in finitely many steps with either the optimum (KKT exactly: a `Certificate` 'kkt') or a row
 that no step can satisfy, whose projection coefficients are a Farkas vector ('farkas'). It
-returns None past `EXACT_ENTRIES` (rows x columns) or `seconds`: the answer is then undecided.
+returns None past `EXACT_ENTRIES` (rows x columns), past its work bound (MAX_STEPS_PER_ROW
+steps per row and column, iterates of at most MAX_BITS bits), or past `seconds` when a caller
+gives one: the answer is then undecided. The work bound, not the clock, is what verdicts rest
+on, so the same data are decided the same way on every machine.
+
+On small problems (at most SMALL_ENTRIES row entries) it is also the fastest exact answer: a
+few rational steps instead of a float solve and its certificate (`geometry.select`).
 """
 
 from __future__ import annotations
@@ -23,19 +29,22 @@ from attnsvm.svm.certificates import Certificate, exact_rhs
 from attnsvm.svm.margin import MarginProblem, SVMResult
 
 EXACT_ENTRIES = 200_000     # rows x columns past which the exact solve is not tried
-EXACT_SECONDS = 20.0        # wall-clock bound of one exact solve
+SMALL_ENTRIES = 64          # rows x columns up to which the exact solve is the first answer, not a fallback
+MAX_STEPS_PER_ROW = 8       # work bound: at most this many steps per row and column (then undecided)
+MAX_BITS = 100_000          # work bound: an iterate's entries of more bits than this leave it undecided
 
 
-def solve_exact(problem: MarginProblem, seconds: float = EXACT_SECONDS) -> tuple[SVMResult, Certificate] | None:
+def solve_exact(problem: MarginProblem, seconds: float | None = None) -> tuple[SVMResult, Certificate] | None:
     """The problem's answer decided exactly (result and verified certificate), or None when it
-    is larger than EXACT_ENTRIES or not decided within `seconds`."""
+    is larger than EXACT_ENTRIES, past the work bound, or (given `seconds`) not decided in time."""
     import flint
 
     rows = problem.exact()
     m, dim = rows.m, rows.dim
     if m * dim > EXACT_ENTRIES:
         return None
-    deadline = time.monotonic() + seconds
+    deadline = math.inf if seconds is None else time.monotonic() + seconds
+    steps = MAX_STEPS_PER_ROW * (m + dim) + 64
     N = flint.fmpq_mat(rows.numerators(range(m))) if m else flint.fmpq_mat(0, dim)
     b = exact_rhs(problem)
     c = flint.fmpq_mat(m, 1, [flint.fmpq(q.numerator * rows.den, q.denominator) for q in b])   # N x >= den b
@@ -52,7 +61,8 @@ def solve_exact(problem: MarginProblem, seconds: float = EXACT_SECONDS) -> tuple
         ap = _column(N, p)
         up = flint.fmpq(0)
         while True:
-            if time.monotonic() > deadline:
+            steps -= 1
+            if steps < 0 or time.monotonic() > deadline or _bits(x) > MAX_BITS:
                 return None
             r, z = _project(N, act, ap)
             partial = [(u[k] / r[k], k) for k in range(len(act)) if r[k] > 0]
@@ -76,6 +86,11 @@ def solve_exact(problem: MarginProblem, seconds: float = EXACT_SECONDS) -> tuple
                 u.append(up)
                 break
             del act[k], u[k]
+
+
+def _bits(x) -> int:
+    """The most bits of a numerator or denominator among x's entries."""
+    return max((max(int(v.p).bit_length(), int(v.q).bit_length()) for v in x.entries()), default=0)
 
 
 def _int_rows(rows, m: int):

@@ -29,8 +29,8 @@ import numpy as np
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
 from attnsvm.svm.certificates import Certificate, certify
-from attnsvm.svm.exact import EXACT_ENTRIES, EXACT_SECONDS, solve_exact
-from attnsvm.svm.margin import SVMResult, att_svm
+from attnsvm.svm.exact import EXACT_ENTRIES, SMALL_ENTRIES, solve_exact
+from attnsvm.svm.margin import SVMResult, att_svm, att_svm_problem
 
 ROBUST = 1e-6          # unit-scale slack / relative dual separating "clearly" active from inactive
 
@@ -136,6 +136,12 @@ def select(ds: Dataset, alpha: Sequence[int], solver: str = "quadprog", exact: b
 
 
 def _select(ds: Dataset, alpha: tuple[int, ...], solver: str, exact: bool) -> Selection:
+    if exact:                                   # small problems: the exact solve is the fastest exact answer
+        problem = att_svm_problem(ds, alpha)
+        if problem.A.size <= SMALL_ENTRIES:
+            decided = solve_exact(problem)
+            if decided is not None and decided[0].status != "error":
+                return _classify(ds, alpha, decided[0], decided[1], decided[1].active, "exact")
     res = att_svm(ds, alpha, solver)
     if not exact:
         decision = "numeric" if robust_non_lmm(ds, alpha, res) else "uncertain"
@@ -152,7 +158,7 @@ def _select(ds: Dataset, alpha: tuple[int, ...], solver: str, exact: bool) -> Se
             res, cert = decided
         else:
             cert = Certificate(cert.kind, False, f"{cert.reason}; the exact solve is out of reach (over "
-                               f"{EXACT_ENTRIES} row entries or {EXACT_SECONDS:g} s)")
+                               f"{EXACT_ENTRIES} row entries, or past its work bound)")
     if cert.verified and res.status != "error":
         return _classify(ds, alpha, res, cert, cert.active, "exact")
     return _classify(ds, alpha, res, cert, res.active, "uncertain")
