@@ -16,7 +16,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from attnsvm.claims import parameters
 from attnsvm.errors import UserError
+
+MAX_FACTOR = 64             # a claim's extend/confirm horizon factors are at most this (claim.Claim)
 
 
 @dataclass(frozen=True)
@@ -34,19 +37,23 @@ class Budget:
         return replace(self, horizon=self.horizon * factor)
 
     @classmethod
-    def from_json(cls, obj) -> "Budget":
-        """A budget from its name or its JSON form (`to_json`), validated."""
+    def from_json(cls, obj, where: str = "budget") -> "Budget":
+        """A budget from its name or its JSON form (`to_json`), each field bounded (`BOUNDS`)
+        before it sizes any run: a horizon of 1e12 in a file would never end."""
         if isinstance(obj, str):
             return get_budget(obj)
         fields = ("name", "evaluations", "seconds", "min_instances", "horizon", "limit", "retries")
         if not isinstance(obj, dict) or set(obj) - set(fields) or not set(fields[:6]) <= set(obj):
-            raise UserError(f"budget: expected a name ({', '.join(BUDGETS)}) or an object with keys {list(fields)}")
-        b = cls(**obj)
-        numbers = (b.evaluations, 0 if b.seconds is None else b.seconds, b.min_instances, b.horizon, b.limit, b.retries)
-        if not isinstance(b.name, str) or any(isinstance(x, bool) or not isinstance(x, (int, float)) or not x == x
-                                              or x < 0 or x == float("inf") for x in numbers) or b.horizon <= 0:
-            raise UserError(f"budget: values must be finite and non-negative (horizon positive), got {obj}")
-        return b
+            raise UserError(f"{where}: expected a name ({', '.join(BUDGETS)}) or an object with keys {list(fields)}")
+        if not isinstance(obj["name"], str):
+            raise UserError(f"{where}: name must be a string, got {obj['name']!r}")
+        for key, c in BOUNDS.items():
+            if key in obj:
+                try:
+                    parameters.check(key, obj[key], c)
+                except UserError as e:
+                    raise UserError(f"{where}.{e}") from None
+        return cls(**obj)
 
     def to_json(self) -> dict:
         return {"name": self.name, "evaluations": self.evaluations, "seconds": self.seconds,
@@ -78,3 +85,13 @@ def get_budget(budget: "str | Budget") -> Budget:
     if budget not in BUDGETS:
         raise UserError(f"unknown budget {budget!r}; choose from {', '.join(BUDGETS)}")
     return BUDGETS[budget]
+
+
+# The largest horizon a search under a named budget can record: the budget's, times an extension
+# factor, times a confirmation factor (each at most MAX_FACTOR). A witness's budget is bounded by it.
+MAX_HORIZON = max(b.horizon for b in BUDGETS.values()) * MAX_FACTOR ** 2
+BOUNDS = {"evaluations": parameters.Number(0, 10**7, integer=True),
+          "seconds": parameters.Nullable(parameters.Number(0, 86400)),
+          "min_instances": parameters.Number(0, 10**7, integer=True),
+          "horizon": parameters.Number(0, MAX_HORIZON, open_lo=True), "limit": parameters.Number(0, 86400),
+          "retries": parameters.Number(0, 8, integer=True)}

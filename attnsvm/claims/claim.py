@@ -188,6 +188,7 @@ class Claim:
     tolerances: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        from attnsvm.claims.budget import MAX_FACTOR
         from attnsvm.claims.verdicts import Verdict
 
         if isinstance(self.expected, str) or not all(isinstance(v, str) and v in Verdict.__members__
@@ -204,8 +205,8 @@ class Claim:
         for key in ("confirm", "extend"):
             factors = getattr(self, key)
             if factors is not None and (isinstance(factors, (str, bytes)) or not all(
-                    isinstance(f, (int, float)) and not isinstance(f, bool) and 1 < f < 1e6 for f in factors)):
-                raise UserError(f"claim {self.name!r}: {key} must be a tuple of horizon factors in (1, 1e6), "
+                    isinstance(f, (int, float)) and not isinstance(f, bool) and 1 < f <= MAX_FACTOR for f in factors)):
+                raise UserError(f"claim {self.name!r}: {key} must be a tuple of horizon factors in (1, {MAX_FACTOR}], "
                                 f"got {factors!r}")
 
     @property
