@@ -168,14 +168,14 @@ RESULTS: list[Entry] = [
                     "R} of (9) stays bounded or does not converge in direction to q",
           source="A, Section 2.3, Theorem 4, eq. (9); Appendix B.5.2, Theorem 7"),
     Entry("theorem5", "Theorem 5: joint (v, p) path -> (v_mm, p_mm)", A, uses=("assumption-C", "theorem8"),
-          hypotheses=("logistic_loss", "jointly_separable", "assumption_C"), necessity=("assumption_C",),
+          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C"), necessity=("assumption_C",),
           statement="logistic loss, (ATT-SVM) for alpha and the label SVM on r_i = x_{i,alpha_i} feasible, Assumption "
                     "C (encoded as C1-C3) => the joint path (v, p)(r, R) = argmin {L(v, p) : ||v|| <= r, "
                     "||p|| <= R} has v/r -> v_mm/||v_mm|| and p/R -> p_mm(alpha)/||p_mm(alpha)|| as r, R -> "
                     "oo (checked on rays r = kappa R)",
           source="A, Section 3.1, Theorem 5; proof Appendix C.1"),
     Entry("theorem6", "Theorem 6: non-support inputs relax to problem (10)", A, uses=("assumption-C", "theorem5", "lemma12", "lemma13"),
-          hypotheses=("logistic_loss", "jointly_separable", "assumption_C_support", "r_dominates_R"),
+          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C_support", "joint.r_dominates_R"),
           necessity=("r_dominates_R",),
           statement="logistic loss, the joint path selects alpha, v_mm the label SVM on x_{i,alpha_i} with support set "
                     "S, Assumption C over S, r = kappa R with kappa > kappa* (our hypothesis r_dominates_R) "
@@ -309,7 +309,8 @@ RESULTS: list[Entry] = [
           source="B, Section 3 (as summarised), claim (2)"),
     Entry("lemma13", "Lemma 13: on the quadrant (77) the joint path tends to (v_mm, p_relax)", A, "lemma",
           uses=("lemma12", "theorem5", "assumption-C"),
-          hypotheses=("label_separable", "relaxed_feasible", "att_svm_feasible"), necessity=("att_svm_feasible",),
+          hypotheses=("joint.label_separable", "joint.relaxed_feasible", "joint.att_svm_feasible"),
+          necessity=("att_svm_feasible",),
           statement="on the joint path restricted to (77), v -> v_mm and p -> p_relax (problem (10)) in direction; checked: "
                     "its competitor (78) exists for eps in (0, 1] with ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2",
           source="A, Appendix C.2, Lemma 13, eqs. (78)-(82)"),
@@ -383,6 +384,12 @@ RESULTS_PACKAGE = "attnsvm.results"     # the repository's lemmas/, checks/, cou
 WITNESS_DIR = Path(importlib.util.find_spec(f"{RESULTS_PACKAGE}.counterexamples").submodule_search_locations[0]) / "witnesses"
 _BY_ID = {e.id: e for e in NODES + RESULTS}
 _ALIASES = {a: e.id for e in NODES + RESULTS for a in e.aliases}
+
+
+def short(hypothesis: str) -> str:
+    """The row name of a hypothesis (`drop:<name>`, witness files): its qualified name
+    `<family>.<name>` without the family."""
+    return hypothesis.rpartition(".")[2]
 
 
 def entry(id: str) -> Entry:

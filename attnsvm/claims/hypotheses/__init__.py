@@ -46,6 +46,4 @@ def of(result_id: str) -> tuple[Hypothesis, ...]:
     return tuple(get(q) for q in registry.entry(result_id).hypotheses)
 
 
-def short(qualified: str) -> str:
-    """The row name of a hypothesis: its name without the family."""
-    return qualified.rpartition(".")[2]
+from attnsvm.claims.registry import short  # noqa: E402  (the row name of a qualified hypothesis)

@@ -33,7 +33,7 @@ def list_results(json_file: Optional[Path] = JsonOpt):
         t.add_column(col, overflow="fold", no_wrap=col == "id", ratio={"id": None, "result": 3}.get(col, 1))
     rows = []
     for e in registry.all_nodes():
-        hyps = [h + ("*" if h in e.necessity else "") for h in e.hypotheses]
+        hyps = [h + ("*" if registry.short(h) in e.necessity else "") for h in e.hypotheses]
         expected = f"{'|'.join(e.derivation)} / {'|'.join(e.check)}" if e.has_parts else e.kind
         title = e.title + (f" (also: {', '.join(e.aliases)})" if e.aliases else "")
         stated = f"{escape(title)} ({escape(e.source)})\n[dim]{escape(e.statement)}[/dim]"    # docs/statements.md
