@@ -98,7 +98,7 @@ def full_sweep(s: fig9.Settings, workers: int) -> tuple[list[dict], float, float
     print(f"in-process sweep: {len(records)} trials in {wall:.1f} s wall, {cpu:.1f} s CPU (load {load():.2f}); "
           f"peak memory <= {peak:.0f} MB (main {rss[0]:.0f} MB + {workers} x worker {rss[1]:.0f} MB); output {out}")
     for c in summary["checks"]:
-        print(f"  [{c['verdict']}] {c['claim']}: {c['evidence'].split(';')[0]}")
+        print(f"  [{c.verdict}] {c.claim}: {c.evidence['summary']}")
     return records, wall, peak
 
 

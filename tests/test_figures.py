@@ -26,19 +26,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def verdicts(summary: dict) -> list[str]:
-    return [c["verdict"] for c in summary["checks"]]
+    return [c.verdict for c in summary["checks"]]
 
 
 # ---------------------------------------------------------------- verdict rules
 
 def test_vanishing_and_sign_test_can_fail():
-    assert vanishing("", 1e-3, 1e-5, 1e-3, 1e-2, "")["verdict"] == "SUPPORTED"
-    assert vanishing("", 1e-1, 1e-3, 1e-1, 1e-2, "")["verdict"] == "INCONCLUSIVE"     # approaching, not yet within
-    assert vanishing("", 1e-1, 2e-1, 2e-1, 1e-2, "")["verdict"] == "REFUTED"          # moving away
-    assert vanishing("", 1e-1, 1.5e-1, 1.5e-1, 1e-2, "")["verdict"] == "INCONCLUSIVE"  # a drift, not clearly away
-    assert sign_test("", 6, 6, "")["verdict"] == "SUPPORTED"
-    assert sign_test("", 0, 6, "")["verdict"] == "REFUTED"
-    assert sign_test("", 3, 6, "")["verdict"] == sign_test("", 0, 0, "")["verdict"] == "INCONCLUSIVE"
+    assert vanishing("", 1e-3, 1e-5, 1e-3, 1e-2, "").verdict == "SUPPORTED"
+    assert vanishing("", 1e-1, 1e-3, 1e-1, 1e-2, "").verdict == "INCONCLUSIVE"     # approaching, not yet within
+    assert vanishing("", 1e-1, 2e-1, 2e-1, 1e-2, "").verdict == "REFUTED"          # moving away
+    assert vanishing("", 1e-1, 1.5e-1, 1.5e-1, 1e-2, "").verdict == "INCONCLUSIVE"  # a drift, not clearly away
+    assert sign_test("", 6, 6, "").verdict == "SUPPORTED"
+    assert sign_test("", 0, 6, "").verdict == "REFUTED"
+    assert sign_test("", 3, 6, "").verdict == sign_test("", 0, 0, "").verdict == "INCONCLUSIVE"
 
 
 # ---------------------------------------------------------------- Figure 1
@@ -116,7 +116,7 @@ def test_fig4_ngd_saturates_faster_and_gd_norm_levels_off(tmp_path):
         assert r["gd"]["norm"][-1] < r["ngd"]["norm"][-1]
     # the check can fail: with a huge fixed step GD saturates first
     big, _ = fig4.sweep(fig4.Settings(trials=6, gd_lr=100.0), tmp_path / "b", Inline(), draw=False)
-    assert big["checks"][0]["verdict"] == "REFUTED"
+    assert big["checks"][0].verdict == "REFUTED"
 
 
 # ---------------------------------------------------------------- Figure 5
@@ -208,16 +208,16 @@ def test_fig5_verdicts_need_selection_and_two_values_of_C():
     from attnsvm.interfaces.sweeps import fig5 as F
 
     def verdicts(s):
-        return [c["verdict"] for c in F.summarize(s, [r for sh in s.shards() for r in F.run_shard(
+        return [c.verdict for c in F.summarize(s, [r for sh in s.shards() for r in F.run_shard(
             {**s.to_json()}, sh)["records"]])["checks"]]
 
     assert verdicts(F.Settings(Cs=(1, 2, 100), steps=1, window=1))[2] == "INCONCLUSIVE"
     assert verdicts(F.Settings(Cs=(100,), steps=300, window=200))[:2] == ["INCONCLUSIVE"] * 2
     s = F.Settings(Cs=(1, 2, 100), steps=300, window=200)
     recs = [r for sh in s.shards() for r in F.run_shard(s.to_json(), sh)["records"]]
-    assert [c["verdict"] for c in F.summarize(s, recs)["checks"]] == ["SUPPORTED"] * 3
+    assert [c.verdict for c in F.summarize(s, recs)["checks"]] == ["SUPPORTED"] * 3
     bad = [{**r, "status": "non-finite"} if r["C"] == 100 else r for r in recs]
-    assert [c["verdict"] for c in F.summarize(s, bad)["checks"]] == ["INCONCLUSIVE"] * 3
+    assert [c.verdict for c in F.summarize(s, bad)["checks"]] == ["INCONCLUSIVE"] * 3
 
 
 @pytest.mark.parametrize("args, message", [
@@ -241,7 +241,8 @@ def test_fig4_ties_and_neither_reaching_are_no_evidence(tmp_path):
     summary, records = fig4.sweep(fig4.Settings(trials=6, steps=2, shard_size=6), tmp_path, Inline(), draw=False)
     assert all(r[k]["hit"] is None for r in records for k in ("ngd", "gd"))
     first = summary["checks"][0]
-    assert first["verdict"] == "INCONCLUSIVE" and first["n"] == 0 and "6 trials tied or neither reached it" in first["evidence"]
+    assert first.verdict == "INCONCLUSIVE" and first.evidence["n"] == 0
+    assert "6 trials tied or neither reached it" in first.evidence["summary"]
 
 
 def test_tfsvm_local_still_rising_is_inconclusive_not_refuted():
@@ -256,8 +257,8 @@ def test_tfsvm_local_still_rising_is_inconclusive_not_refuted():
         rec = {"KQ": {"saturated": True, "status": status, "corr_nuc": curve, "corr_fro": [0.5] * 5},
                "W": {"saturated": True, "status": "ok", "corr_fro": [0.999] * 5, "corr_nuc": [0.9] * 5}}
         return L.summarize(s, steps, [rec])["checks"]
-    assert verdict([0.1, 0.5, 0.81, 0.88, 0.897])[1]["verdict"] == "INCONCLUSIVE"
-    assert verdict([0.1, 0.5, 0.95, 0.9, 0.8])[1]["verdict"] == "REFUTED"
-    assert verdict([0.1, 0.5, 0.995, 0.996, 0.997])[1]["verdict"] == "SUPPORTED"
+    assert verdict([0.1, 0.5, 0.81, 0.88, 0.897])[1].verdict == "INCONCLUSIVE"
+    assert verdict([0.1, 0.5, 0.95, 0.9, 0.8])[1].verdict == "REFUTED"
+    assert verdict([0.1, 0.5, 0.995, 0.996, 0.997])[1].verdict == "SUPPORTED"
     checks = verdict([0.1, 0.5, 0.995, 0.996, 0.997], status="non-finite")
-    assert checks[1]["verdict"] == "INCONCLUSIVE" and checks[0]["verdict"] == "SUPPORTED"
+    assert checks[1].verdict == "INCONCLUSIVE" and checks[0].verdict == "SUPPORTED"

@@ -17,7 +17,7 @@ from attnsvm.interfaces.sweeps import notebooks, tfsvm_multitoken, tfsvm_paths, 
 
 
 def verdicts(summary: dict) -> list[str]:
-    return [c["verdict"] for c in summary["checks"]]
+    return [c.verdict for c in summary["checks"]]
 
 
 # ---------------------------------------------------------------- the notebooks' generators
@@ -214,14 +214,15 @@ def test_paths_verdicts_on_a_short_run(tmp_path):
 # ---------------------------------------------------------------- the command line
 
 @pytest.mark.parametrize("args, message", [
-    (["tfsvm-rank", "--grid", "diagonal"], "--grid must be one of cross, product"),
-    (["tfsvm-rank", "--attention", "both"], "--attention must be one of cross, self"),
-    (["tfsvm-rank", "--conventions", "notebook"], "--conventions must be one of default, authors"),
-    (["tfsvm-local", "--attention", "x"], "--attention must be one of cross, self"),
+    (["tfsvm-rank", "--grid", "diagonal"], "--grid must be cross or product, got 'diagonal'"),
+    (["tfsvm-rank", "--attention", "both"], "--attention must be cross or self"),
+    (["tfsvm-rank", "--conventions", "notebook"], "unknown conventions 'notebook'; choose from default, authors"),
+    (["tfsvm-rank", "--T", "1,5"], "--T must be at least 2, got 1"),
+    (["tfsvm-local", "--attention", "x"], "--attention must be cross or self"),
     (["tfsvm-multitoken", "--T", "1"], "--T must be at least 2"),
-    (["tfsvm-multitoken", "--every", "5000"], "--every"),
+    (["tfsvm-multitoken", "--every", "5000"], "need --every <= --steps, got --every 5000, --steps 2001"),
     (["tfsvm-paths", "--steps", "1"], "--steps must be at least 2"),
-    (["tfsvm-paths", "--conventions", "x"], "--conventions must be one of default, authors"),
+    (["tfsvm-paths", "--conventions", "x"], "unknown conventions"),
 ])
 def test_cli_user_errors(monkeypatch, capsys, tmp_path, args, message):
     code, _, err = run(monkeypatch, capsys, "reproduce", *args, "--out", tmp_path / "o")

@@ -20,7 +20,7 @@ from attnsvm.errors import UserError
 from attnsvm.interfaces.sweeps import fig9, stats
 from attnsvm.interfaces.executors import Inline as InlineExecutor
 from attnsvm.interfaces.sweeps.shards import Shard, open_store, run_shards
-from attnsvm.svm import geometry
+from attnsvm.svm import classify, geometry
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = fig9.Settings(n=2, T=3, dims=(2, 3), trials=8, steps=300, shard_size=4, seed=3)
@@ -66,7 +66,7 @@ def _classified(s, d, trials):
 def test_exact_path_agrees_with_fast_path(monkeypatch):
     """Forcing every run through the exact path (grey band everywhere) changes nothing."""
     _, fast = _classified(TINY, 3, range(6))
-    monkeypatch.setattr(fig9, "NEAR_ACTIVE", 1e12)
+    monkeypatch.setattr(classify, "NEAR_ACTIVE", 1e12)
     _, exact = _classified(TINY, 3, range(6))
     for f, e in zip(fast, exact):
         assert f["cls"] == e["cls"]
@@ -82,7 +82,7 @@ def test_sweep_outputs(tiny):
     assert (out / "fig9.png").stat().st_size > 10_000
     for row in summary["per_d"]:
         assert sum(row[c] for c in fig9.CLASSES) == row["trials"] == TINY.trials
-    assert {c["verdict"] for c in summary["checks"]} <= {"SUPPORTED", "REFUTED", "INCONCLUSIVE"}
+    assert {c.verdict for c in summary["checks"]} <= {"SUPPORTED", "REFUTED", "INCONCLUSIVE"}
 
 
 def _count_task(calls, fail_on=None):
@@ -142,16 +142,16 @@ def test_batched_agrees_with_reference():
 
 def test_trend_and_bound_checks():
     up = [(d, k, 1000) for d, k in zip(range(2, 17, 2), (50, 300, 600, 900, 980, 990, 995, 1000))]
-    assert stats.trend_check("rises", up)["verdict"] == "SUPPORTED"
-    assert stats.trend_check("rises", [(x, 1000 - k, n) for x, k, n in up])["verdict"] == "REFUTED"
+    assert stats.trend_check("rises", up).verdict == "SUPPORTED"
+    assert stats.trend_check("rises", [(x, 1000 - k, n) for x, k, n in up]).verdict == "REFUTED"
     dip = up[:3] + [(8, 100, 1000)] + up[4:]
-    assert stats.trend_check("rises", dip)["verdict"] == "REFUTED"
-    assert stats.trend_check("rises", [(d, 0, 100) for d in (1, 2)])["verdict"] == "INCONCLUSIVE"
-    assert stats.trend_check("rises", [])["verdict"] == "INCONCLUSIVE"        # every run discarded
-    assert stats.upper_bound_check("<1%", 0, 0, 0.01)["verdict"] == "INCONCLUSIVE"
-    assert stats.upper_bound_check("<1%", 2, 8000, 0.01)["verdict"] == "SUPPORTED"
-    assert stats.upper_bound_check("<1%", 300, 8000, 0.01)["verdict"] == "REFUTED"
-    assert stats.upper_bound_check("<1%", 80, 8000, 0.01)["verdict"] == "INCONCLUSIVE"
+    assert stats.trend_check("rises", dip).verdict == "REFUTED"
+    assert stats.trend_check("rises", [(d, 0, 100) for d in (1, 2)]).verdict == "INCONCLUSIVE"
+    assert stats.trend_check("rises", []).verdict == "INCONCLUSIVE"        # every run discarded
+    assert stats.upper_bound_check("<1%", 0, 0, 0.01).verdict == "INCONCLUSIVE"
+    assert stats.upper_bound_check("<1%", 2, 8000, 0.01).verdict == "SUPPORTED"
+    assert stats.upper_bound_check("<1%", 300, 8000, 0.01).verdict == "REFUTED"
+    assert stats.upper_bound_check("<1%", 80, 8000, 0.01).verdict == "INCONCLUSIVE"
     lo, hi = stats.wilson(5, 100)
     assert lo < 0.05 < hi
 
@@ -195,7 +195,7 @@ def test_tfsvm_rank_tiny(tmp_path):
     feas = [r for r in records if r["rank_fro"] is not None]
     assert feas and all(r["rank_fro"] <= r["n"] for r in feas)
     assert all(r["status"] == "optimal" for r in records if r["d"] >= 2)
-    assert summary["checks"][0]["verdict"] == "SUPPORTED"
+    assert summary["checks"][0].verdict == "SUPPORTED"
     rng = np.random.default_rng(0)
     X, Y, v = rng.standard_normal((2, 3, 3)), np.array([1.0, -1.0]), rng.standard_normal(3)
     a = svm.w_svm_arrays(X, X[:, 0], [0, 1])
@@ -213,7 +213,7 @@ def test_tfsvm_local_tiny_both_normalizations(tmp_path):
         s = L.Settings(n=3, T=3, d=3, runs=6, steps=400, lr=0.3, shard_size=3, kq_normalization=how, attention="self")
         summary, _ = L.sweep(s, tmp_path / how, InlineExecutor())
         f = summary["final"]
-        assert summary["saturated"] == {"W": 6, "KQ": 6} and summary["checks"][0]["verdict"] == "SUPPORTED"
+        assert summary["saturated"] == {"W": 6, "KQ": 6} and summary["checks"][0].verdict == "SUPPORTED"
         assert f["KQ~W*_mm"] > f["KQ~W_mm"] and f["W~W_mm"] > f["W~W*_mm"]
         assert json.loads((tmp_path / how / "tfsvm_local.json").read_text())["settings"]["kq_normalization"] == how
         finals[how] = f
@@ -298,7 +298,7 @@ def test_authors_run_applies_the_discard_rule(authors_run):
         if row["kept"]:
             assert row["frac_lmm"] == row["lmm_incl_gmm"] / row["kept"]
     assert summary["discarded"] == sum(r["cls"] == "discarded" for r in records)
-    assert f"({summary['discarded']} discarded in all)" in summary["checks"][0]["evidence"]
+    assert f"({summary['discarded']} discarded in all)" in summary["checks"][0].evidence["conditions"]
     assert json.loads((out / "fig9.json").read_text())["settings"]["saturation"] == "band"
 
 
@@ -322,18 +322,20 @@ def test_authors_run_selects_the_final_argmax_and_classifies_it(authors_run):
 
 
 def test_eps_step_matches_the_torch_rule_and_stops_below_eps():
-    """g/(||g|| + eps) on the kernel equals the torch path's rule (`fig9.EpsNormalizedGD`); once
+    """g/(||g|| + eps) on the kernel equals the torch path's rule (`Normalize(eps)` then `Descend`); once
     ||g|| is far below eps the step is ||g||/eps of lr, so a deeply saturated start stays put."""
     import torch
 
     from attnsvm import dynamics
+    from attnsvm.dynamics import rules
 
     X, Y, v, p0 = fig9.instances(AUTHORS, 5, range(6))
     gamma = fig9.scores(X, Y, v)
     kernel = fused.FusedGrad.of_arrays(X, gamma, "logistic")
     run = kernel.normalized_gd(p0, 200, 0.1, fig9.MACHINE_EPS)
     tr = dynamics.run(dynamics.Problem.from_arrays(X, gamma, "logistic", device="cpu"),
-                      fig9.EpsNormalizedGD(0.1, fig9.MACHINE_EPS), torch.as_tensor(p0), 200, every=200)
+                      rules.chain(rules.Normalize(eps=fig9.MACHINE_EPS), rules.Descend(0.1)), torch.as_tensor(p0), 200,
+                      every=200)
     np.testing.assert_allclose(run.p, tr.final.numpy(), rtol=1e-9, atol=1e-9)
     assert np.array_equal(run.selected, tr.selected.numpy()) and run.status == tr.status
     deep = run.p * (2000 / np.linalg.norm(run.p, axis=-1, keepdims=True))      # ||g|| ~ e^-hundreds
@@ -388,7 +390,7 @@ def test_every_run_discarded_is_inconclusive_and_strict_json(tmp_path):
     s = fig9.preset("authors", n=3, T=4, dims=(3,), trials=20, steps=100, shard_size=20)
     summary, records = fig9.sweep(s, tmp_path, InlineExecutor())
     assert summary["discarded"] == 20 and summary["per_d"][0]["frac_lmm"] is None
-    assert {c["verdict"] for c in summary["checks"]} == {"INCONCLUSIVE"}
+    assert {c.verdict for c in summary["checks"]} == {"INCONCLUSIVE"}
 
     def refuse(constant):
         raise ValueError(constant)
@@ -436,11 +438,11 @@ def test_negative_gap_bound_counts_only_runs_that_could_show_one(tiny):
     _, summary, records = tiny
     classified = sum(r["cls"] in ("lmm", "gmm", "neither") for r in records)
     neg = sum(r["cls"] == "neither" for r in records)
-    row = next(c for c in summary["checks"] if c["claim"].startswith("negative score gaps"))
-    assert row["evidence"].startswith(f"{neg} of {classified} ")
+    row = next(c for c in summary["checks"] if c.claim.startswith("negative score gaps"))
+    assert row.evidence["summary"].startswith(f"{neg} of {classified} ")
     unsat = [{**r, "cls": "non-saturated", "gap": None, "corr": None} for r in records]
-    row = next(c for c in fig9.summarize(TINY, unsat)["checks"] if c["claim"].startswith("negative score gaps"))
-    assert row["verdict"] == "INCONCLUSIVE"
+    row = next(c for c in fig9.summarize(TINY, unsat)["checks"] if c.claim.startswith("negative score gaps"))
+    assert row.verdict == "INCONCLUSIVE"
 
 
 def test_tfsvm_rank_checks_count_only_informative_instances():
@@ -453,16 +455,17 @@ def test_tfsvm_rank_checks_count_only_informative_instances():
                                         "rank_nuc": nuc, "certified": True, "nuc_clear": True, **kw}
     recs = [rec(d, t, min(d, 3), min(d, 3)) for d in (1, 2, 3) for t in range(2)]
     checks = R.summarize(s, recs)["checks"]
-    assert checks[0]["verdict"] == "INCONCLUSIVE" and "no feasible instance with d > n" in checks[0]["evidence"]
-    assert checks[2]["verdict"] == "INCONCLUSIVE"                     # all ties
+    assert checks[0].verdict == "INCONCLUSIVE" and "no feasible instance with d > n" in checks[0].evidence["summary"]
+    assert checks[2].verdict == "INCONCLUSIVE"                     # all ties
     s = R.Settings(ns=(1,), Ts=(3,), dims=(2, 3), trials=4)
     recs = [{**rec(d, t, 2, 1, nuc_status="optimal"), "n": 1} for d in (2, 3) for t in range(4)]
     recs[-1] = {**recs[-1], "rank_nuc": None, "nuc_status": "solver_error"}
     checks = R.summarize(s, recs)["checks"]
-    assert checks[0]["verdict"] == "REFUTED"                          # rank 2 > n = 1 with d > n
-    assert checks[2]["verdict"] == "SUPPORTED" and "1 nuclear solve ended in error (solver_error)" in checks[2]["evidence"]
+    assert checks[0].verdict == "REFUTED"                          # rank 2 > n = 1 with d > n
+    assert checks[2].verdict == "SUPPORTED"
+    assert "1 nuclear solve ended in error (solver_error)" in checks[2].evidence["summary"]
     recs = [{**r, "rank_nuc": 1 if i == 0 else 2} for i, r in enumerate(recs[:-1])]   # lower on 1 of 1 that differ
-    assert R.summarize(s, recs)["checks"][2]["verdict"] == "INCONCLUSIVE"
+    assert R.summarize(s, recs)["checks"][2].verdict == "INCONCLUSIVE"
 
 
 @pytest.mark.parametrize("args, message", [
@@ -484,4 +487,4 @@ def test_non_finite_runs_are_never_evidence(tiny):
     _, _, records = tiny
     bad = [{**r, "status": "non-finite"} for r in records]
     summary = fig9.summarize(TINY, bad)
-    assert {c["verdict"] for c in summary["checks"]} == {"INCONCLUSIVE"} and summary["non_finite"] == len(records)
+    assert {c.verdict for c in summary["checks"]} == {"INCONCLUSIVE"} and summary["non_finite"] == len(records)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections import Counter
@@ -21,6 +20,8 @@ from rich.table import Table
 
 from attnsvm.errors import UserError
 from attnsvm.interfaces.cli.app import consoles
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.params import MAX_SIZE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="Reproduce the papers' experiments as batched, resumable sweeps.")
@@ -77,50 +78,6 @@ def joined_int_list(text: str, name: str) -> tuple[int, ...]:
     return tuple(sorted(vals))
 
 
-MAX_SIZE = 100_000      # any n, T, d, count or step count beyond this is a typo, not an experiment (memory)
-
-
-def positive(value, name: str, strict: bool = True):
-    """`value` if it is a finite number > 0 (>= 0 unless strict) and, for integers, at most
-    MAX_SIZE; else a one-line UserError (NaN and infinities included)."""
-    if not math.isfinite(value) or ((value <= 0) if strict else (value < 0)):
-        raise UserError(f"--{name} must be a finite {'positive' if strict else 'non-negative'} number, got {value}")
-    if isinstance(value, int) and value > MAX_SIZE:
-        raise UserError(f"--{name}: values above {MAX_SIZE} are not supported, got {value}")
-    return value
-
-
-def at_most(value: float, limit: float, name: str, why: str) -> float:
-    """A tolerance's upper bound: `value` if <= limit, else a one-line UserError saying why."""
-    if value > limit:
-        raise UserError(f"--{name} must be at most {limit:g} ({why}), got {value:g}")
-    return value
-
-
-TOL_MAX = 0.1           # fig1 / fig3c: 1 - corr or 1 - probability; looser would call a path far off "converged"
-SAT_TOL_MAX = 0.01      # mean_i (1 - s_{i,alpha_i}): looser is not a selected token (fig4's level 0.99)
-RANK_TOL_MAX = 0.01     # singular values counted above this * sigma_1
-GAP_TOL_MAX = 0.5       # a "small" negative score gap (scores lie in [-1, 1]; Figure 9(b)'s bins are 0.05)
-
-
-LR_MAX = 1e3            # step sizes (--lr, --ngd-lr, --gd-lr): beyond this the iterates overflow, not an experiment
-INIT_SCALE_MAX = 10.0
-MAX_ELEMENTS = 50_000_000   # float64 numbers of one shard's problem (400 MB): larger is a typo or exhausts memory
-
-
-def step_size(value, name: str, limit: float = LR_MAX):
-    """A finite positive step size (or scale) at most `limit`; else a one-line UserError."""
-    positive(value, name)
-    return at_most(value, limit, name, "larger steps overflow the iterates")
-
-
-def check_size(what: str, elements: int) -> None:
-    """Refuse, before anything is written, a problem whose shard holds more than MAX_ELEMENTS numbers."""
-    if elements > MAX_ELEMENTS:
-        raise UserError(f"problem too large: {what} = {elements:,} numbers per shard (limit {MAX_ELEMENTS:,}, "
-                        f"about {MAX_ELEMENTS * 8 // 10**6} MB); use smaller sizes or --shard-size")
-
-
 def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, executor: str = "local"):
     """Run a sweep with a rich progress bar over shards; returns (result, seconds). No more
     worker processes than shards; one worker runs in-process. The kernel is loaded (and its
@@ -130,7 +87,9 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     from attnsvm.interfaces.sweeps.shards import check_out_dir
 
     check_out_dir(out, sub=("shards",))
-    workers = (os.cpu_count() or 1) if workers is None else positive(workers, "workers")
+    if workers is not None:
+        params.COUNT.check("--workers", workers)
+    workers = (os.cpu_count() or 1) if workers is None else workers
     total = len(settings.shards())
     workers = min(workers, total)
     threads = max(1, (os.cpu_count() or 1) // workers)
@@ -153,17 +112,19 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     return result, time.perf_counter() - t0
 
 
-def print_checks(checks: list[dict]) -> None:
-    """The verdicts; conditions every check shares (`conditions`) are printed once, as the caption."""
-    shared = {c.get("conditions") for c in checks}
+def print_checks(checks) -> None:
+    """The verdicts (`Report`s); conditions every report shares are printed once, as the caption."""
+    from attnsvm.interfaces.sweeps.reports import line
+
+    shared = {c.evidence.get("conditions") for c in checks}
     common = shared.pop() if len(shared) == 1 else None
     t = Table(title="the paper's claims on this run", caption=common)
     for col in ("claim", "verdict", "evidence"):
         t.add_column(col, overflow="fold")
     colors = {"SUPPORTED": "green", "REFUTED": "red", "INCONCLUSIVE": "yellow"}
     for c in checks:
-        evidence = c["evidence"].removesuffix(f"; {common}") if common else c["evidence"]
-        t.add_row(c["claim"], f"[{colors.get(c['verdict'], 'white')}]{c['verdict']}", evidence)
+        evidence = c.evidence["summary"] if common else line(c)
+        t.add_row(c.claim, f"[{colors.get(str(c.verdict), 'white')}]{c.verdict}", evidence)
     console.print(t)
 
 
@@ -189,21 +150,7 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
     """Figure 9 (Max-Margin Token Selection, App. E): LMM / GMM convergence of normalized GD vs d."""
     from attnsvm.interfaces.sweeps import fig9 as F
 
-    for name, v in (("n", n), ("T", T), ("trials", trials), ("steps", steps), ("lr", lr), ("sat-tol", sat_tol),
-                    ("shard-size", shard_size)):
-        if v is not None:
-            positive(v, name)
-    if T < 2:
-        raise UserError(f"--T must be at least 2, got {T}")
-    if sat_tol is not None:
-        at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
-    if lr is not None:
-        step_size(lr, "lr")
-    positive(init_scale, "init-scale", strict=False)
-    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
-    dims = int_list(d, "d")
-    check_size("--shard-size x n x T x d", min(shard_size, trials) * n * T * max(dims))
-    s = F.preset(conventions, n=n, T=T, dims=dims, trials=trials, steps=steps, lr=lr, loss=loss,
+    s = F.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, lr=lr, loss=loss,
                  init_scale=init_scale, sat_tol=sat_tol, seed=seed, shard_size=shard_size)
     if sat_tol is not None and s.saturation != "mean":
         raise UserError(f"--sat-tol sets the default conventions' rule; the {conventions} conventions use the "
@@ -228,13 +175,6 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
     console.print(f"wrote {out / 'fig9.json'}, {out / 'fig9_runs.json'}, {out / 'fig9.png'} in {secs:.1f} s")
 
 
-def choice(value: str, options, name: str) -> str:
-    """`value` if it is one of `options`, else a one-line UserError naming them."""
-    if value not in options:
-        raise UserError(f"--{name} must be one of {', '.join(options)}, got {value!r}")
-    return value
-
-
 @app.command("tfsvm-rank")
 def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs"),
                T: str = typer.Option("5,10,15", "--T", help="tokens per input"),
@@ -256,16 +196,8 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
     """Transformers as SVMs (svm_rank.ipynb): rank of W_mm (Frobenius) and W*_mm (nuclear) vs d."""
     from attnsvm.interfaces.sweeps import tfsvm_rank as R
 
-    positive(trials, "trials")
-    positive(rank_tol, "rank-tol")
-    at_most(rank_tol, RANK_TOL_MAX, "rank-tol", "relative to sigma_1; a looser one hides rank")
     s = R.Settings(ns=int_list(n, "n"), Ts=int_list(T, "T"), dims=int_list(d, "d"), trials=trials, nuclear=nuclear,
-                   rank_tol=rank_tol, seed=seed, grid=choice(grid, ("cross", "product"), "grid"),
-                   attention=choice(attention, ("cross", "self"), "attention"),
-                   conventions=choice(conventions, ("default", "authors"), "conventions"))
-    if min(s.Ts) < 2:
-        raise UserError("--T: need at least 2 tokens per input")
-    check_size("n x T x d + d^2 of the largest instance", max(s.ns) * max(s.Ts) * max(s.dims) + max(s.dims) ** 2)
+                   rank_tol=rank_tol, seed=seed, grid=grid, attention=attention, conventions=conventions)
     (summary, _), secs = execute(R.sweep, s, out, workers, "tfsvm-rank", executor)
     authors = conventions == "authors"
     t = Table(title=f"mean rank of W_mm / W*_mm over {'every instance (infeasible = 1)' if authors else 'the feasible'}"
@@ -305,27 +237,11 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
     """Transformers as SVMs: W -> W_mm (Frobenius) and K Q^T -> W*_mm (nuclear) under normalized GD."""
-    from attnsvm.attention.losses import get_loss
     from attnsvm.interfaces.sweeps import tfsvm_local as L
 
-    get_loss(loss)
-    for name, v in (("n", n), ("T", T), ("d", d), ("runs", runs), ("steps", steps), ("lr", lr), ("sat-tol", sat_tol),
-                    ("shard-size", shard_size)):
-        positive(v, name)
-    positive(init_scale, "init-scale", strict=False)
-    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
-    step_size(lr, "lr")
-    at_most(sat_tol, SAT_TOL_MAX, "sat-tol", "a looser threshold is no saturation")
-    check_size("--shard-size x (n x T x d + 3 d^2)", min(shard_size, runs) * (n * T * d + 3 * d * d))
-    if T < 2:
-        raise UserError(f"--T must be at least 2, got {T}")
-    if kq_normalization not in ("per-factor", "joint"):
-        raise UserError(f"--kq-normalization must be per-factor or joint, got {kq_normalization!r}")
-    if conventions not in L.CONVENTIONS:
-        raise UserError(f"--conventions must be one of {', '.join(L.CONVENTIONS)}, got {conventions!r}")
     s = L.preset(conventions, n=n, T=T, d=d, runs=runs, steps=steps, lr=lr, loss=loss, init_scale=init_scale,
                  sat_tol=sat_tol, seed=seed, shard_size=shard_size, kq_normalization=kq_normalization,
-                 attention=choice(attention, ("cross", "self"), "attention"))
+                 attention=attention)
     (summary, _), secs = execute(L.sweep, s, out, workers, "tfsvm-local", executor)
     t = Table(title=f"final mean correlation over saturated runs (W: {summary['saturated']['W']}, "
                     f"KQ: {summary['saturated']['KQ']} of {runs})")
@@ -356,23 +272,14 @@ def _json_target(path: Optional[Path]) -> Optional[Path]:
 def _finish_figure(name: str, summary: dict, out: Path, json_file: Optional[Path], secs: float) -> None:
     """Print the verdicts, write --json, and say what was written."""
     from attnsvm.files import write_json_atomic
+    from attnsvm.interfaces.sweeps.reports import json_ready
 
     print_checks(summary["checks"])
     written = [out / f"{name}.json", out / f"{name}.png"]
     if json_file is not None:
-        write_json_atomic(json_file, summary)
+        write_json_atomic(json_file, json_ready(summary))
         written.append(json_file)
     console.print(f"wrote {', '.join(map(str, written))} in {secs:.1f} s")
-
-
-def _check_horizon(steps: int, lr: float, tol: float, window: int) -> None:
-    """The options of a figure's horizon: finite positive numbers, 2 <= window <= steps, tol <= TOL_MAX."""
-    for name, v in (("steps", steps), ("lr", lr), ("tol", tol), ("window", window)):
-        positive(v, name)
-    step_size(lr, "lr")
-    if steps < 2 or window > steps:
-        raise UserError(f"need 2 <= --window <= --steps, got --window {window}, --steps {steps}")
-    at_most(tol, TOL_MAX, "tol", "a looser proxy would call a path far from its limit converged")
 
 
 @app.command()
@@ -387,9 +294,8 @@ def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizo
     """Figure 1 (Max-Margin Token Selection, Section 2): GD paths, their max-margin limits, <p_t, p_mm> rising."""
     from attnsvm.interfaces.sweeps import fig1 as F
 
-    _check_horizon(steps, lr, tol, window)
-    json_file = _json_target(json_file)
     s = F.Settings(steps=steps, rule=rule, lr=lr, tol=tol, window=window, seed=seed)
+    json_file = _json_target(json_file)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig1", executor)
     t = Table(title=f"Figure 1: {s.describe()}")
     for col in ("panel", "p_0", "limit (closest direction)", "corr(p_H, limit)", "||p_H||", "<p_t,p_mm> decreases"):
@@ -412,9 +318,8 @@ def fig3c(steps: int = typer.Option(1000, "--steps", help="joint (v, p) steps (h
     """Figure 3(c) (Max-Margin Token Selection, Section 3): softmax and logistic probabilities -> 1 in joint (v, p) training."""
     from attnsvm.interfaces.sweeps import fig3c as F
 
-    _check_horizon(steps, lr, tol, window)
-    json_file = _json_target(json_file)
     s = F.Settings(steps=steps, lr=lr, tol=tol, window=window)
+    json_file = _json_target(json_file)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig3c", executor)
     t = Table(title=f"Figure 3(c): joint (v, p) training, {steps} steps")
     for col in ("data", f"softmax @{window}", f"logistic @{window}", "1 - softmax @H", "1 - logistic @H", "v_H", "p_H"):
@@ -440,17 +345,8 @@ def fig4(trials: int = typer.Option(50, "--trials", help="random datasets of Fig
     """Figure 4 (Max-Margin Token Selection, Section 4): normalized GD saturates the softmax faster; GD's norm levels off."""
     from attnsvm.interfaces.sweeps import fig4 as F
 
-    for name, v in (("trials", trials), ("steps", steps), ("ngd-lr", ngd_lr), ("gd-lr", gd_lr), ("level", level),
-                    ("shard-size", shard_size)):
-        positive(v, name)
-    if steps < 2:
-        raise UserError(f"--steps must be at least 2, got {steps}")
-    step_size(ngd_lr, "ngd-lr")
-    step_size(gd_lr, "gd-lr")
-    if not 0.5 <= level < 1:
-        raise UserError(f"--level must be below 1 and at least 0.5 (a softmax mass below 1/2 selects nothing), got {level}")
-    json_file = _json_target(json_file)
     s = F.Settings(trials=trials, steps=steps, ngd_lr=ngd_lr, gd_lr=gd_lr, level=level, seed=seed, shard_size=shard_size)
+    json_file = _json_target(json_file)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig4", executor)
     t = Table(title=f"Figure 4: {s.describe()}")
     for col in ("rule", f"median first step >= {level:g}", "reached", "median mean_i s_i,opt at H", "median ||p_H||",
@@ -475,13 +371,8 @@ def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's op
     from attnsvm.interfaces.sweeps import fig5 as F
 
     Cs = joined_int_list(C, "C")
-    for name, v in (("steps", steps), ("lr", lr), ("window", window)):
-        positive(v, name)
-    step_size(lr, "lr")
-    if window > steps:
-        raise UserError(f"need --window <= --steps, got --window {window}, --steps {steps}")
-    json_file = _json_target(json_file)
     s = F.Settings(Cs=Cs, steps=steps, lr=lr, window=window)
+    json_file = _json_target(json_file)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig5", executor)
     t = Table(title=f"Figure 5: {s.describe()}")
     for col in ("C", "b correlation @t*", "b logistic @t*", "b correlation @H", "b logistic @H"):
@@ -511,17 +402,10 @@ def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
     from attnsvm.interfaces.sweeps import fig9 as F9
     from attnsvm.interfaces.sweeps import fig10 as F
 
-    for name, v in (("n", n), ("T", T), ("trials", trials), ("steps", steps), ("gap-tol", gap_tol),
-                    ("min-runs", min_runs), ("shard-size", shard_size)):
-        positive(v, name)
-    if T < 2:
-        raise UserError(f"--T must be at least 2, got {T}")
-    at_most(gap_tol, GAP_TOL_MAX, "gap-tol", "scores lie in [-1, 1]; a larger negative gap is not small")
-    dims = int_list(d, "d")
-    check_size("--shard-size x n x T x d", min(shard_size, trials) * n * T * max(dims))
-    json_file = _json_target(json_file)
-    s = F9.preset(conventions, n=n, T=T, dims=dims, trials=trials, steps=steps, seed=seed,
+    s = F9.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, seed=seed,
                   shard_size=shard_size)
+    params.check_values(F.OPTIONS, {"gap_tol": gap_tol, "min_runs": min_runs})
+    json_file = _json_target(json_file)
     run = lambda s_, out_, pool, on_done: F.sweep(s_, out_, pool, on_done, gap_tol=gap_tol, min_runs=min_runs)
     (summary, _), secs = execute(run, s, out, workers, "fig10", executor)
     t = Table(title=f"Figure 10: {summary['saturated']} saturated runs, {summary['negative']} with a negative gap")
@@ -553,21 +437,9 @@ def tfsvm_multitoken(n: int = typer.Option(3, "--n"), T: int = typer.Option(4, "
     """Transformers as SVMs (multi_token_converge.ipynb): ReLU head, 1 - corr with the generalized SVM vs iterations."""
     from attnsvm.interfaces.sweeps import tfsvm_multitoken as M
 
-    for name, v in (("n", n), ("T", T), ("trials", trials), ("steps", steps), ("lr", lr), ("every", every),
-                    ("shard-size", shard_size)):
-        positive(v, name)
-    if T < 2:
-        raise UserError(f"--T must be at least 2, got {T}")
-    step_size(lr, "lr")
-    positive(init_scale, "init-scale", strict=False)
-    at_most(init_scale, INIT_SCALE_MAX, "init-scale", "a larger start overflows the softmax")
-    if every > steps:
-        raise UserError(f"need --every <= --steps, got --every {every}, --steps {steps}")
-    dims = int_list(d, "d")
-    check_size("--shard-size x (n x T x d + 2 d^2)", min(shard_size, trials) * (n * T * max(dims) + 2 * max(dims) ** 2))
+    s = M.preset(conventions, n=n, T=T, dims=int_list(d, "d"), trials=trials, steps=steps, lr=lr, every=every,
+                 init_scale=init_scale, seed=seed, shard_size=shard_size)
     json_file = _json_target(json_file)
-    s = M.preset(choice(conventions, tuple(M.CONVENTIONS), "conventions"), n=n, T=T, dims=dims, trials=trials,
-                 steps=steps, lr=lr, every=every, init_scale=init_scale, seed=seed, shard_size=shard_size)
     (summary, _), secs = execute(M.sweep, s, out, workers, "tfsvm-multitoken", executor)
     t = Table(title=f"multi-token convergence: {s.describe()}")
     for col in ("d", "kept", "discarded", "finite", "infeasible", "no -1 label", "multi-token",
@@ -593,16 +465,11 @@ def tfsvm_paths(steps: int = typer.Option(2000, "--steps", help="normalized-GD s
                 out: Path = typer.Option(Path("tfsvm-paths-out"), "--out", help="output directory (reruns resume here)"),
                 json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
     """Transformers as SVMs (visualization notebooks): GD paths of W and (K, Q) beside W_mm and W*_mm."""
-    from attnsvm.interfaces.sweeps import tfsvm_paths as P
+    from attnsvm.interfaces.sweeps import tfsvm_paths as G
 
-    for name, v in (("steps", steps), ("lr", lr), ("starts", starts)):
-        positive(v, name)
-    if steps < 2:
-        raise UserError(f"--steps must be at least 2, got {steps}")
-    step_size(lr, "lr")
+    s = G.preset(conventions, steps=steps, lr=lr, starts=starts, seed=seed)
     json_file = _json_target(json_file)
-    s = P.preset(choice(conventions, tuple(P.CONVENTIONS), "conventions"), steps=steps, lr=lr, starts=starts, seed=seed)
-    (summary, _), secs = execute(P.sweep, s, out, workers, "tfsvm-paths", executor)
+    (summary, _), secs = execute(G.sweep, s, out, workers, "tfsvm-paths", executor)
     t = Table(title=f"GD paths: {s.describe()}")
     for col in ("picture", "best_ids", "corr(W_mm, W*_mm)", "corr(W_H, W_mm)", "corr(W_H, W*_mm)",
                 "min corr(KQ_H, W*_mm)", "max corr(KQ_H, W_mm)"):

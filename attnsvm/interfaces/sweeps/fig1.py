@@ -26,12 +26,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
-from attnsvm.errors import UserError
+from attnsvm.claims.verdicts import Report
 from attnsvm.interfaces.plotting.common import save_png
-from attnsvm.interfaces.sweeps.figures import check, finish, vanishing, with_conditions
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.figures import finish, vanishing
+from attnsvm.interfaces.sweeps.reports import check, every, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 
 KEYS_AB = [[["-1/10", 1], [1, 0], [0, 0]]]
@@ -53,9 +56,12 @@ class Settings:
     window: int = 200
     seed: int = 0
 
+    PARAMS: ClassVar[dict] = {"steps": params.HORIZON, "rule": params.Options(("ngd", "gd")), "lr": params.STEP, "tol": params.TOL,
+                              "window": params.COUNT, "seed": params.SEED}
+    RELATIONS: ClassVar[tuple] = (params.Relation("window", "<=", "steps"),)
+
     def __post_init__(self):
-        if self.rule not in ("ngd", "gd"):
-            raise UserError(f"--rule must be ngd or gd, got {self.rule!r}")
+        params.validate(self)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -142,20 +148,20 @@ def label(direction: dict) -> str:
     return "LMM (" + ", ".join(f"{i + 1}.{a + 1}" for i, a in enumerate(direction["alpha"])) + ")"
 
 
-def _convergence(claim: str, recs: list[dict], k: int | None, s: Settings) -> dict:
+def _convergence(claim: str, recs: list[dict], k: int | None, s: Settings) -> Report:
     """Every start's path converges in direction to direction k (aggregate of `vanishing`)."""
     if k is None:
         return check(claim, "INCONCLUSIVE", "(ATT-SVM) for the optimal tokens is infeasible on this draw: no GMM")
     per = [vanishing(claim, 1 - r["corr_mid"][k], 1 - r["corr_final"][k], r["resid_worst"][k], s.tol, "") for r in recs]
-    verdicts = [c["verdict"] for c in per]
-    verdict = "REFUTED" if "REFUTED" in verdicts else "SUPPORTED" if set(verdicts) == {"SUPPORTED"} else "INCONCLUSIVE"
+    verdicts = [c.verdict for c in per]
+    verdict = every(verdicts)
     finals = [r["corr_final"][k] for r in recs]
     return check(claim, verdict, f"corr(p_H, p_mm) per start {[round(c, 5) for c in finals]} (min {min(finals):.5f}); "
                                  f"{verdicts.count('SUPPORTED')} of {len(recs)} starts within tolerance throughout [H/2, H]",
                  min_final_corr=min(finals))
 
 
-def _monotone(claim: str, recs: list[dict], s: Settings) -> dict:
+def _monotone(claim: str, recs: list[dict], s: Settings) -> Report:
     if any("ip_decreases" not in r for r in recs):
         return check(claim, "INCONCLUSIVE", "(ATT-SVM) for the optimal tokens is infeasible on this draw: no GMM")
     dec = sum(r["ip_decreases"] for r in recs)
@@ -167,11 +173,11 @@ def _monotone(claim: str, recs: list[dict], s: Settings) -> dict:
                                  f"{min(r['ip_min_increment'] for r in recs):.3g}", decreases=dec, flat=flat)
 
 
-def _local(recs: list[dict], dirs: list[dict], s: Settings) -> dict:
+def _local(recs: list[dict], dirs: list[dict], s: Settings) -> Report:
     claim = ("(b) without Assumption B, suitably started GD converges to an LMM direction (Theorem 3) and every "
              "path to an LMM or the GMM direction (Theorem 4)")
     best = [int(np.argmax(r["corr_final"])) for r in recs]
-    per = [vanishing(claim, 1 - r["corr_mid"][k], 1 - r["corr_final"][k], r["resid_worst"][k], s.tol, "")["verdict"]
+    per = [vanishing(claim, 1 - r["corr_mid"][k], 1 - r["corr_final"][k], r["resid_worst"][k], s.tol, "").verdict
            for r, k in zip(recs, best)]
     to_lmm = sum(v == "SUPPORTED" and not dirs[k]["gmm"] for v, k in zip(per, best))
     if "REFUTED" in per or (set(per) == {"SUPPORTED"} and to_lmm == 0):

@@ -17,11 +17,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from attnsvm.interfaces.plotting.common import save_png
-from attnsvm.interfaces.sweeps.figures import finish, vanishing, with_conditions
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.figures import finish, vanishing
+from attnsvm.interfaces.sweeps.reports import with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 
 DATA = {"a": [[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], [0.5, 1]]],
@@ -37,6 +40,12 @@ class Settings:
     lr: float = 0.1
     tol: float = 1e-6
     window: int = 200
+
+    PARAMS: ClassVar[dict] = {"steps": params.HORIZON, "lr": params.STEP, "tol": params.TOL, "window": params.COUNT}
+    RELATIONS: ClassVar[tuple] = (params.Relation("window", "<=", "steps"),)
+
+    def __post_init__(self):
+        params.validate(self)
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -21,11 +21,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from attnsvm.interfaces.plotting.common import save_png
-from attnsvm.interfaces.sweeps.figures import finish, finite, sign_test, with_conditions
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.figures import finish, finite, sign_test
+from attnsvm.interfaces.sweeps.reports import with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 
 RULES = ("ngd", "gd")
@@ -40,6 +43,13 @@ class Settings:
     level: float = 0.99
     seed: int = 0
     shard_size: int = 25
+
+    PARAMS: ClassVar[dict] = {
+        "trials": params.COUNT, "steps": params.HORIZON, "ngd_lr": params.STEP, "gd_lr": params.STEP, "seed": params.SEED, "shard_size": params.COUNT,
+        "level": params.Interval(float, 0.5, 1, closed="left", why_low="a softmax mass below 1/2 selects nothing")}
+
+    def __post_init__(self):
+        params.validate(self)
 
     def to_json(self) -> dict:
         return asdict(self)

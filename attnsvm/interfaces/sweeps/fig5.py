@@ -28,11 +28,15 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
+from attnsvm.claims.verdicts import Report
 from attnsvm.interfaces.plotting.common import save_png
-from attnsvm.interfaces.sweeps.figures import check, finish, with_conditions
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.figures import finish
+from attnsvm.interfaces.sweeps.reports import check, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 
 LOSSES = ("correlation", "logistic")
@@ -47,6 +51,13 @@ class Settings:
     steps: int = 1000
     lr: float = 0.1
     window: int = 200
+
+    PARAMS: ClassVar[dict] = {"Cs": params.Each(params.COUNT), "steps": params.COUNT, "lr": params.STEP, "window": params.COUNT}
+    RELATIONS: ClassVar[tuple] = (params.Relation("window", "<=", "steps"),)
+    FLAGS: ClassVar[dict] = {"Cs": "C"}
+
+    def __post_init__(self):
+        params.validate(self)
 
     def to_json(self) -> dict:
         return {**asdict(self), "Cs": list(self.Cs)}
@@ -69,7 +80,7 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     """One loss, every C in one batched run."""
     from attnsvm import dynamics
 
-    s = Settings(**{**settings, "Cs": tuple(settings["Cs"])})
+    s = params.from_json(Settings, settings)
     loss = shard.params["loss"]
     prob = dynamics.Problem.from_datasets([dataset(C) for C in s.Cs], loss)
     tr = dynamics.run(prob, dynamics.NormalizedGD(s.lr), np.zeros(3), s.steps, every=1)
@@ -84,7 +95,7 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     return {"records": records}
 
 
-def _lean(claim: str, recs: list[dict], sign: int, toward: str) -> dict:
+def _lean(claim: str, recs: list[dict], sign: int, toward: str) -> Report:
     """SUPPORTED needs every C > 1 to lean the claimed way and b monotone in C over at least two
     values of C ("more as C grows" cannot be read from one); REFUTED if the largest C leans the
     other way; a run with a non-finite status is no evidence (INCONCLUSIVE)."""

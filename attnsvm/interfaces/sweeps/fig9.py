@@ -19,16 +19,8 @@ or on `dynamics.run` (torch, a GPU when present) where the kernel does not run. 
   are saturated.
 
 Either way the selected tokens are the final iterate's argmax (max logit), and a saturated
-run is classified (Definition 2): (ATT-SVM) for alpha is solved on the fast QP path
-(`svm.att_svm_keys`); with SVM-neighbours T_i (active constraints) and minimum score gap
-g = min_i min_{t in T_i} (gamma_{i,alpha_i} - gamma_it): GMM if alpha = opt, else LMM if
-g > 0, else neither (a neighbour with a higher score).
-
-The neighbour sets come from the numeric active set unless the answer hangs on it -- a
-constraint in the grey band ACTIVE_TOL < A_j x - 1 <= NEAR_ACTIVE, a score difference
-within SCORE_TOL of 0 on a neighbour or between the two best tokens, or more active rows
-than dimensions -- then `geometry.select` decides in exact arithmetic (`certificates.certify`
-on the float data, which are exact rationals).
+run is classified by Definition 2 (`svm.classify.classify_runs`: GMM, LMM, or neither when an
+SVM-neighbour scores higher; decided exactly where the numeric active set leaves it open).
 """
 
 from __future__ import annotations
@@ -37,19 +29,18 @@ import io
 import math
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Sequence
+from typing import ClassVar, Sequence
 
 import numpy as np
 
 from attnsvm.attention import fused
-from attnsvm.errors import UserError
 from attnsvm.files import write_atomic, write_json_atomic
+from attnsvm.interfaces.sweeps import params
+from attnsvm.interfaces.sweeps.reports import check, json_ready, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.interfaces.sweeps.stats import trend_check, upper_bound_check, wilson
-from attnsvm.svm.margin import att_svm_keys
+from attnsvm.svm.classify import classify_runs, scores
 
-NEAR_ACTIVE = 1e-6
-SCORE_TOL = 1e-9
 CLASSES = ("non-saturated", "gmm", "lmm", "neither", "unresolved", "discarded")
 MACHINE_EPS = float(np.finfo(np.float64).eps)
 
@@ -78,25 +69,27 @@ class Settings:
     saturation: str = "mean"
     band: tuple[float, float] = (1e-3, 1e-6)
 
+    PARAMS: ClassVar[dict] = {
+        "n": params.COUNT, "T": params.TOKENS, "dims": params.Each(params.COUNT), "trials": params.COUNT,
+        "steps": params.COUNT, "lr": params.STEP, "loss": params.LOSS, "init_scale": params.INIT_SCALE,
+        "sat_tol": params.SAT_TOL, "seed": params.SEED, "shard_size": params.COUNT,
+        "labels": params.Options(("uniform", "gaussian-sign")), "eps": params.EPS,
+        "saturation": params.Options(("mean", "band")),
+        "band": params.Satisfies(lambda b: len(b) == 2 and 0 < b[1] < b[0] < 1, "(hi, lo) with 0 < lo < hi < 1")}
+    FLAGS: ClassVar[dict] = {"dims": "d"}
+
     def __post_init__(self):
-        if self.loss not in fused.LOSS_CODES:
-            raise UserError(f"unknown loss {self.loss!r}; choose from {sorted(fused.LOSS_CODES)}")
-        if self.labels not in ("uniform", "gaussian-sign"):
-            raise UserError(f"labels must be 'uniform' or 'gaussian-sign', got {self.labels!r}")
-        if self.saturation not in ("mean", "band"):
-            raise UserError(f"saturation must be 'mean' or 'band', got {self.saturation!r}")
-        hi, lo = self.band
-        if not 0 < lo < hi < 1:
-            raise UserError(f"band must be (hi, lo) with 0 < lo < hi < 1, got {self.band}")
-        if not (math.isfinite(self.eps) and self.eps >= 0):
-            raise UserError(f"eps must be finite and >= 0, got {self.eps}")
+        params.validate(self)
+
+    def size(self) -> tuple[str, int]:
+        return "--shard-size x n x T x d", min(self.shard_size, self.trials) * self.n * self.T * max(self.dims)
 
     def to_json(self) -> dict:
         return {**asdict(self), "dims": list(self.dims), "band": list(self.band)}
 
     @classmethod
     def from_json(cls, obj: dict) -> Settings:
-        return cls(**{**obj, "dims": tuple(obj["dims"]), "band": tuple(obj["band"])})
+        return params.from_json(cls, obj)
 
     def describe(self) -> str:
         """The run's conventions in a line (checks' evidence, titles)."""
@@ -122,8 +115,7 @@ PRESETS = {
 
 def preset(name: str, **overrides) -> Settings:
     """Settings of a preset (`PRESETS`), with explicit overrides (None = the preset's value)."""
-    if name not in PRESETS:
-        raise UserError(f"unknown conventions {name!r}; choose from {', '.join(PRESETS)}")
+    params.CONVENTIONS.check("--conventions", name)
     known = {f.name for f in fields(Settings)}
     return Settings(**{**PRESETS[name], **{k: v for k, v in overrides.items() if v is not None and k in known}})
 
@@ -150,30 +142,6 @@ def instances(s: Settings, d: int, trials: Sequence[int]):
     return X, Y, v, p0
 
 
-def scores(X, Y, v) -> np.ndarray:
-    """gamma_it = Y_i v^T x_it, batched: X (..., n, T, d), Y (..., n), v (..., d)."""
-    return Y[..., None] * np.einsum("...ntd,...d->...nt", X, v)
-
-
-@dataclass(frozen=True)
-class EpsNormalizedGD:
-    """p <- p - eta g / (||g|| + eps) as a `dynamics` update rule (the torch path of
-    `fused.FusedGrad.normalized_gd`'s eps > 0), factor ||g|| / (||g|| + eps) from log_norm."""
-
-    eta: float
-    eps: float
-    needs = frozenset()
-
-    def init(self, p):
-        return None
-
-    def update(self, g, state, p):
-        import torch
-
-        factor = torch.exp(-torch.logaddexp(torch.zeros_like(g.log_norm), math.log(self.eps) - g.log_norm))
-        return g.direction * (-self.eta * factor)[:, None], state
-
-
 def run_batch(X, Y, v, p0, s: Settings) -> fused.Run:
     """Normalized GD on all trials at once (W = I, so keys are X): final p (B,d), selected tokens
     (B,n), log(1 - s_{i,alpha_i}) (B,n) and statuses. On the fused kernel (numpy, no torch) where
@@ -183,8 +151,9 @@ def run_batch(X, Y, v, p0, s: Settings) -> fused.Run:
     if kernel is not None:
         return kernel.normalized_gd(p0, s.steps, s.lr, s.eps)
     from attnsvm import dynamics
+    from attnsvm.dynamics import rules
 
-    rule = EpsNormalizedGD(s.lr, s.eps) if s.eps else dynamics.NormalizedGD(s.lr)
+    rule = rules.chain(rules.Normalize(eps=s.eps), rules.Descend(s.lr)) if s.eps else dynamics.NormalizedGD(s.lr)
     tr = dynamics.run(dynamics.Problem.from_arrays(X, gamma, s.loss), rule, p0, s.steps, every=s.steps)
     return fused.Run(tr.final.cpu().numpy(), tr.selected.cpu().numpy(), tr.log_unsat[-1].cpu().numpy(), tr.status)
 
@@ -214,63 +183,16 @@ def saturation(s: Settings, X, P, log_unsat) -> list[dict]:
 
 
 def classify(X, Y, v, P, alpha, sats: list[dict]) -> list[dict]:
-    """Definition-2 class of each finished run of a batch (see module docstring): X (B,n,T,d),
-    Y (B,n), v (B,d), final P (B,d), selected tokens alpha (B,n), `sats` from `saturation`. One
-    (ATT-SVM) solve per saturated run; everything else is batched over the runs."""
-    B, n, T, d = X.shape
+    """The record of each finished run of a batch: its saturation (`sats`, from `saturation`),
+    tokens, optimal tokens and norm, and for a saturated run its Definition-2 class
+    (`svm.classify.classify_runs`). X (B,n,T,d), Y (B,n), v (B,d), final P (B,d), alpha (B,n)."""
     alpha = np.asarray(alpha)
-    gam = scores(X, Y, v)                                              # (B,n,T)
-    opt = gam.argmax(-1)
-    top2 = np.sort(gam, -1)[..., -2:]
-    norms = np.array([np.linalg.norm(x) for x in P])                   # (per vector: np.dot's rounding)
-    recs = [{**{k: x for k, x in sat.items() if k != "state"}, "alpha": alpha[b].tolist(), "opt": opt[b].tolist(),
-             "norm": float(norms[b]), "gap": None, "corr": None, "certified": None, "n_active": None}
-            for b, sat in enumerate(sats)]
-    out: list[dict | None] = [None] * B
-    solved = {}
-    for b, sat in enumerate(sats):
-        if sat["state"] != "saturated":
-            out[b] = {**recs[b], "cls": sat["state"]}
-            continue
-        res = att_svm_keys(X[b], alpha[b])
-        if res.ok:
-            solved[b] = res
-        else:
-            out[b] = {**recs[b], "cls": "unresolved", "why": f"saturated but ATT-SVM {res.status}: {res.message}"}
-    if solved:
-        idx = np.fromiter(solved, dtype=np.intp)
-        pmm = np.stack([solved[b].x for b in idx])                         # (S,d)
-        other = np.arange(T)[None, None, :] != alpha[idx][..., None]       # (S,n,T): the rows (i, t), in order
-        Ka = np.take_along_axis(X[idx], alpha[idx][..., None, None], 2)    # (S,n,1,d): k_{i,alpha_i}
-        slack = np.einsum("sntd,sd->snt", Ka - X[idx], pmm) - 1.0          # (k_alpha - k_t)^T p_mm - 1
-        diffs = np.take_along_axis(gam[idx], alpha[idx][..., None], 2) - gam[idx]
-        active = np.zeros(other.shape, bool)
-        for s_, b in enumerate(idx):
-            rows = np.argwhere(other[s_])[list(solved[b].active)]          # active row j -> its (i, t)
-            active[s_, rows[:, 0], rows[:, 1]] = True
-        scale = np.maximum(1.0, np.abs(pmm).max(-1))
-        grey = (other & ~active & (slack <= NEAR_ACTIVE * scale[:, None, None])).any((1, 2))
-        tied = (active & (np.abs(diffs) <= SCORE_TOL)).any((1, 2)) | (top2[idx, :, 1] - top2[idx, :, 0] <= SCORE_TOL).any(-1)
-        n_active = active.sum((1, 2))
-        gaps = np.where(active, diffs, np.inf).min((1, 2))
-        is_opt = (alpha[idx] == opt[idx]).all(-1)
-        pmm_norm = np.array([np.linalg.norm(x) for x in pmm])
-        den = norms[idx] * pmm_norm
-        for s_, b in enumerate(idx):
-            if grey[s_] or tied[s_] or n_active[s_] > d:     # rare: the exact path (sympy, and torch through the model)
-                from attnsvm.attention.data import Dataset
-                from attnsvm.svm import geometry
-
-                sel = geometry.select(Dataset.from_arrays(X[b], Y[b], v[b]), alpha[b])
-                gap, is_gmm, certified = sel.score_gap, sel.is_gmm, sel.certified
-                count = sum(len(t) for t in sel.neighbors)
-            else:
-                gap, is_gmm, certified, count = float(gaps[s_]), bool(is_opt[s_]), None, int(n_active[s_])
-            out[b] = {**recs[b], "cls": "gmm" if is_gmm else "lmm" if gap > 0 else "neither", "gap": gap,
-                      "certified": certified, "n_active": count,
-                      "corr": float(P[b] @ pmm[s_] / den[s_]) if den[s_] > 0 else 0.0,
-                      "pmm_norm": float(pmm_norm[s_])}
-    return out
+    opt = scores(X, Y, v).argmax(-1)
+    norms = [float(np.linalg.norm(x)) for x in P]                     # (per vector: np.dot's rounding)
+    found = classify_runs(X, Y, v, P, alpha, [sat["state"] == "saturated" for sat in sats])
+    return [{**{k: x for k, x in sat.items() if k != "state"}, "alpha": alpha[b].tolist(), "opt": opt[b].tolist(),
+             "norm": norms[b], "gap": None, "corr": None, "certified": None, "n_active": None,
+             **(found[b] or {"cls": sat["state"]})} for b, sat in enumerate(sats)]
 
 
 def run_shard(settings: dict, shard: Shard) -> dict:
@@ -321,20 +243,17 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
         trend_check("GMM fraction rises with d", [(r["d"], r["gmm"], r["kept"]) for r in kept]),
         upper_bound_check("negative score gaps in < 1% of problems (of the saturated, classified runs: only "
                           "those can show one)", neg, classified, 0.01),
-        {"claim": "saturated LMM runs correlate ~0.99+ with their LMM direction",
-         "verdict": ("SUPPORTED" if corr_all and np.mean(corr_all) >= 0.99 else
-                     "REFUTED" if corr_all else "INCONCLUSIVE"),
-         "evidence": f"mean corr {np.mean(corr_all):.5f} over {len(corr_all)} LMM/GMM runs (min {np.min(corr_all):.4f})"
-         if corr_all else "no saturated LMM runs"},
+        check("saturated LMM runs correlate ~0.99+ with their LMM direction",
+              "SUPPORTED" if corr_all and np.mean(corr_all) >= 0.99 else "REFUTED" if corr_all else "INCONCLUSIVE",
+              f"mean corr {np.mean(corr_all):.5f} over {len(corr_all)} LMM/GMM runs (min {np.min(corr_all):.4f})"
+              if corr_all else "no saturated LMM runs"),
     ]
     discarded = sum(r["discarded"] for r in rows)
     conditions = (f"{settings.trials} trials per d ({discarded} discarded in all"
                   + (f", {untrusted} non-finite runs not counted" if untrusted else "")
                   + f"), n={settings.n}, T={settings.T}, "
                   f"{settings.describe()}, seed {settings.seed}")
-    for c in checks:
-        c["evidence"] += f"; {conditions}"
-        c["conditions"] = conditions
+    with_conditions(checks, conditions)
     sens = {f"{tol:g}": sum(r["unsat"] <= tol for r in records) for tol in (1e-3, 1e-6, 1e-9, 1e-12)}
     out = {"settings": settings.to_json(), "per_d": rows, "checks": checks, "discarded": discarded,
            "non_finite": untrusted,
@@ -408,7 +327,7 @@ def sweep(s: Settings, out: Path, executor=None, on_done=None, draw: bool = True
     results, records = run_sweep("fig9", s, run_shard, out, executor, on_done,
                                  on_submitted=_load_plotting if draw else None)
     summary = summarize(s, records)
-    write_json_atomic(out / "fig9.json", summary)
+    write_json_atomic(out / "fig9.json", json_ready(summary))
     write_json_atomic(out / "fig9_runs.json", records, indent=None)
     if draw:
         plot(summary, records, out / "fig9.png")

@@ -1,9 +1,10 @@
-"""What the small-figure sweeps (`fig1`, `fig3c`, `fig4`, `fig5`, `fig10`) share: verdicts of
-finite-horizon proxies, a sign test over trials, and writing a sweep's summary and picture.
+"""What the small-figure sweeps (`fig1`, `fig3c`, `fig4`, `fig5`, `fig10`, `tfsvm-*`) share:
+verdicts of finite-horizon proxies, a sign test over trials, and writing a sweep's summary and
+picture.
 
-A verdict is SUPPORTED, INCONCLUSIVE or REFUTED, always with the numbers behind it; the
-proxy, horizon, tolerance and seed of the run are appended to each check's evidence (as
-`fig9` does), so a check read on its own says what was measured."""
+A verdict is a `Report` (`reports.check`): SUPPORTED, INCONCLUSIVE or REFUTED, always with the
+numbers behind it; the proxy, horizon, tolerance and seed of the run are its evidence's
+`conditions` (`reports.with_conditions`), so a report read on its own says what was measured."""
 
 from __future__ import annotations
 
@@ -11,16 +12,13 @@ import math
 from pathlib import Path
 from typing import Callable
 
+from attnsvm.claims.verdicts import Report
 from attnsvm.files import write_json_atomic
+from attnsvm.interfaces.sweeps.reports import check, json_ready
 from attnsvm.interfaces.sweeps.stats import wilson
 
 
-def check(claim: str, verdict: str, evidence: str, **numbers) -> dict:
-    """One claim's verdict; `numbers` (JSON-ready) are kept beside the evidence."""
-    return {"claim": claim, "verdict": verdict, "evidence": evidence, **numbers}
-
-
-def vanishing(claim: str, mid: float, final: float, worst: float, tol: float, what: str) -> dict:
+def vanishing(claim: str, mid: float, final: float, worst: float, tol: float, what: str) -> Report:
     """Proxy of "x_t -> 0" for a residual x >= 0 (1 - corr, 1 - probability) over the second
     half of the horizon: `mid` at H/2, `final` at H, `worst` its largest value on [H/2, H].
     SUPPORTED if worst <= tol (within tolerance throughout the second half); REFUTED if it ends
@@ -37,21 +35,12 @@ def vanishing(claim: str, mid: float, final: float, worst: float, tol: float, wh
                                  f"(tolerance {tol:g})", mid=mid, final=final, worst=worst, tol=tol)
 
 
-def sign_test(claim: str, k: int, n: int, what: str) -> dict:
+def sign_test(claim: str, k: int, n: int, what: str) -> Report:
     """"In most trials": SUPPORTED if the 95% Wilson interval of k/n lies above 1/2, REFUTED if
     it lies below, INCONCLUSIVE otherwise (or with no trials)."""
     lo, hi = wilson(k, n)
     verdict = "INCONCLUSIVE" if n == 0 else "SUPPORTED" if lo > 0.5 else "REFUTED" if hi < 0.5 else "INCONCLUSIVE"
     return check(claim, verdict, f"{what}: {k} of {n} (95% CI {lo:.3f}..{hi:.3f} vs 1/2)", k=k, n=n)
-
-
-def with_conditions(checks: list[dict], conditions: str) -> list[dict]:
-    """Append the run's conditions to every check (as `fig9.summarize`; `cli.print_checks`
-    prints them once as the caption)."""
-    for c in checks:
-        c["evidence"] += f"; {conditions}"
-        c["conditions"] = conditions
-    return checks
 
 
 def finite(x: float | None) -> float | None:
@@ -61,6 +50,6 @@ def finite(x: float | None) -> float | None:
 
 def finish(out: Path, name: str, summary: dict, draw: Callable[[Path], None] | None) -> None:
     """Write `<out>/<name>.json` (strict JSON, atomically) and, with `draw`, `<out>/<name>.png`."""
-    write_json_atomic(out / f"{name}.json", summary)
+    write_json_atomic(out / f"{name}.json", json_ready(summary))
     if draw is not None:
         draw(out / f"{name}.png")

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import math
 
+from attnsvm.claims.verdicts import Report
+from attnsvm.interfaces.sweeps.reports import check
+
 Z = 3.0
 
 
@@ -43,7 +46,7 @@ def drop_z(a: tuple[float, int, int], b: tuple[float, int, int]) -> float:
     return 0.0 if se == 0 else (k2 / n2 - k1 / n1) / se
 
 
-def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> dict:
+def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> Report:
     """SUPPORTED: increasing trend at z > 3 and no consecutive drop at z < -3; REFUTED: a
     decreasing trend or a significant drop; INCONCLUSIVE otherwise. The groups are taken in
     ascending x (the "drop" compares neighbours in x), so the verdict does not depend on the
@@ -64,16 +67,15 @@ def trend_check(claim: str, groups: list[tuple[float, int, int]]) -> dict:
     ev = f"fractions {{{fr}}}; trend z = {z:.1f}" if groups else "no runs counted"
     if worst:
         ev += f"; largest drop {worst[0]:g}->{worst[1]:g} at z = {worst[2]:.1f}"
-    return {"claim": claim, "verdict": verdict, "evidence": ev, "trend_z": None if math.isnan(z) else z}   # (strict JSON)
+    return check(claim, verdict, ev, trend_z=None if math.isnan(z) else z)       # (strict JSON)
 
 
-def upper_bound_check(claim: str, k: int, n: int, bound: float) -> dict:
+def upper_bound_check(claim: str, k: int, n: int, bound: float) -> Report:
     """SUPPORTED if the 95% Wilson upper limit of k/n is below `bound`, REFUTED if the lower
     limit is above it, else INCONCLUSIVE (also with no runs, or too few for the interval to
     clear the bound)."""
     if n == 0:
-        return {"claim": claim, "verdict": "INCONCLUSIVE", "evidence": f"no runs that could show it (0 of 0) vs {bound:.2%}"}
+        return check(claim, "INCONCLUSIVE", f"no runs that could show it (0 of 0) vs {bound:.2%}")
     lo, hi = wilson(k, n)
     verdict = "SUPPORTED" if hi < bound else "REFUTED" if lo > bound else "INCONCLUSIVE"
-    return {"claim": claim, "verdict": verdict,
-            "evidence": f"{k} of {n} = {k / max(n, 1):.4%} (95% CI {lo:.4%}..{hi:.4%}) vs {bound:.2%}"}
+    return check(claim, verdict, f"{k} of {n} = {k / max(n, 1):.4%} (95% CI {lo:.4%}..{hi:.4%}) vs {bound:.2%}", k=k, n=n)

@@ -27,17 +27,20 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import torch
 
 from attnsvm import dynamics, svm
+from attnsvm.claims.verdicts import Verdict
 from attnsvm.dynamics import authors, cross
 from attnsvm.files import write_json_atomic
-from attnsvm.interfaces.sweeps import notebooks
+from attnsvm.interfaces.sweeps import notebooks, params
+from attnsvm.interfaces.sweeps.figures import vanishing
+from attnsvm.interfaces.sweeps.reports import check, json_ready, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.svm import geometry
-from attnsvm.interfaces.sweeps.figures import vanishing
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,20 @@ class Settings:
     attention: str = "cross"          # cross: the notebook's data | self: z_i = x_i1
     solver: str = "library"           # library: quadprog / Clarabel | authors: their cvxpy procedure
 
+    PARAMS: ClassVar[dict] = {
+        "n": params.COUNT, "T": params.TOKENS, "d": params.COUNT, "runs": params.COUNT, "steps": params.COUNT,
+        "lr": params.STEP, "loss": params.LOSS, "init_scale": params.INIT_SCALE, "sat_tol": params.SAT_TOL,
+        "seed": params.SEED, "shard_size": params.COUNT, "kq_normalization": params.Options(("per-factor", "joint")),
+        "init": params.INIT, "ridge": params.EPS, "norm_eps": params.EPS, "gradient": params.GRADIENT,
+        "attention": params.ATTENTION, "solver": params.SOLVER}
+
+    def __post_init__(self):
+        params.validate(self)
+
+    def size(self) -> tuple[str, int]:
+        return "--shard-size x (n x T x d + 3 d^2)", min(self.shard_size, self.runs) * (self.n * self.T * self.d
+                                                                                      + 3 * self.d * self.d)
+
     def to_json(self) -> dict:
         return asdict(self)
 
@@ -77,7 +94,7 @@ CONVENTIONS = {"default": {},
 
 def preset(conventions: str, **kw) -> Settings:
     """Settings under the `conventions` (default | authors); `kw` sets the rest."""
-    return Settings(**{**kw, **CONVENTIONS[conventions]})
+    return params.preset(Settings, CONVENTIONS, conventions, **kw)
 
 
 def instance(s: Settings, run: int):
@@ -194,25 +211,24 @@ def _check(claim, curve, count, steps, s: Settings, other=None):
     REFUTED only if it ends outside and at least doubled over the second half (moving away);
     INCONCLUSIVE otherwise (e.g. still rising towards 0.99 at H)."""
     if curve is None:
-        return {"claim": claim, "verdict": "INCONCLUSIVE",
-                "evidence": "no saturated, finite runs with a solved SVM" + _where(s)}
+        return check(claim, "INCONCLUSIVE", "no saturated, finite runs with a solved SVM")
     steps = np.asarray(steps)
     half = steps >= steps[-1] / 2                  # the recorded steps in [H/2, H] (log-spaced, and H)
     mid_i = int(np.argmax(half))
     res = 1 - np.asarray(curve)
     c = vanishing(claim, float(res[mid_i]), float(res[-1]), float(res[half].max()), 0.01, "1 - mean corr")
     mean = float(curve[-1])
-    if c["verdict"] == "SUPPORTED" and other is not None and other[0] is not None and not mean > float(other[0][-1]):
-        c["verdict"] = "INCONCLUSIVE"
+    if c.verdict == "SUPPORTED" and other is not None and other[0] is not None and not mean > float(other[0][-1]):
+        c.verdict = Verdict.INCONCLUSIVE
     ev = (f"mean final corr {mean:.5f} over {count} saturated runs (corr {float(curve[mid_i]):.5f} at step "
-          f"{int(steps[mid_i])}; {c['evidence']})")
+          f"{int(steps[mid_i])}; {c.evidence['summary']})")
     if other and other[0] is not None:
         ev += f" (vs {float(other[0][-1]):.5f} with the other SVM)"
-    return {"claim": claim, "verdict": c["verdict"], "evidence": ev + _where(s)}
+    return check(claim, c.verdict, ev, final=mean)
 
 
 def _where(s: Settings) -> str:
-    return (f"; {s.runs} runs, n={s.n}, T={s.T}, d={s.d}, {s.attention}-attention data, {s.steps} NGD steps lr {s.lr}"
+    return (f"{s.runs} runs, n={s.n}, T={s.T}, d={s.d}, {s.attention}-attention data, {s.steps} NGD steps lr {s.lr}"
             f"{' on g/(||g||+eps)' if s.norm_eps else ''}, {s.solver} SVM solves, "
             f"finite-horizon proxy (corr >= 0.99 throughout [H/2, H] supports), seed {s.seed}")
 
@@ -223,8 +239,10 @@ def summarize(s: Settings, steps: list[int], records: list[dict]) -> dict:
     mean = lambda xs: float(np.mean(xs)) if xs else None
     curves = {f"{name}:{key}": [mean([r[name][key][k] for r in records if key in r[name]]) for k in range(len(steps))]
               for name in ("W", "KQ") for key in ("corr_fro", "corr_nuc", "softmax")}
-    checks = [_check("W-parameterised GD converges in direction to W_mm (Frobenius)", *w_fro, steps, s, other=w_nuc),
-              _check("(K,Q)-parameterised GD converges in direction to W*_mm (nuclear)", *k_nuc, steps, s, other=k_fro)]
+    checks = with_conditions([
+        _check("W-parameterised GD converges in direction to W_mm (Frobenius)", *w_fro, steps, s, other=w_nuc),
+        _check("(K,Q)-parameterised GD converges in direction to W*_mm (nuclear)", *k_nuc, steps, s, other=k_fro)],
+        _where(s))
     final = lambda m: None if m[0] is None else float(m[0][-1])
     return {"settings": s.to_json(), "steps": steps, "mean_curves": curves, "checks": checks,
             "saturated": {name: sum(_trusted(r[name]) for r in records) for name in ("W", "KQ")},
@@ -270,6 +288,6 @@ def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, li
     out = Path(out)
     results, records = run_sweep("tfsvm-local", s, run_shard, out, executor, on_done)
     summary = summarize(s, results[0]["steps"], records)
-    write_json_atomic(out / "tfsvm_local.json", {**summary, "records": records})
+    write_json_atomic(out / "tfsvm_local.json", {**json_ready(summary), "records": records})
     plot(summary, out / "tfsvm_local.png")
     return summary, records

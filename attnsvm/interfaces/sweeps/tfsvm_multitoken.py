@@ -35,12 +35,14 @@ import math
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 from attnsvm.dynamics import authors as authors_numerics
-from attnsvm.interfaces.sweeps import notebooks
-from attnsvm.interfaces.sweeps.figures import check, finish, finite, sign_test, vanishing, with_conditions
+from attnsvm.interfaces.sweeps import notebooks, params
+from attnsvm.interfaces.sweeps.figures import finish, finite, sign_test, vanishing
+from attnsvm.interfaces.sweeps.reports import check, every, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.interfaces.sweeps.stats import Z
 from attnsvm.svm import geometry
@@ -66,6 +68,22 @@ class Settings:
     gradient: str = "log-domain"      # log-domain (cancellation-free) | naive (float64 autograd)
     solver: str = "library"           # library: quadprog + exact least squares | authors: their cvxpy
 
+    PARAMS: ClassVar[dict] = {
+        "n": params.COUNT, "T": params.TOKENS, "dims": params.Each(params.COUNT), "trials": params.COUNT,
+        "steps": params.HORIZON, "lr": params.STEP, "every": params.COUNT, "init_scale": params.INIT_SCALE,
+        "seed": params.SEED, "shard_size": params.COUNT, "init": params.INIT, "norm_eps": params.EPS,
+        "gradient": params.GRADIENT, "solver": params.SOLVER}
+    RELATIONS: ClassVar[tuple] = (params.Relation("every", "<=", "steps"),)
+    FLAGS: ClassVar[dict] = {"dims": "d"}
+
+    def __post_init__(self):
+        params.validate(self)
+
+    def size(self) -> tuple[str, int]:
+        d = max(self.dims)
+        per_run = self.n * self.T * d + 2 * d * d
+        return "--shard-size x (n x T x d + 2 d^2)", min(self.shard_size, self.trials) * per_run
+
     def to_json(self) -> dict:
         return {**asdict(self), "dims": list(self.dims)}
 
@@ -87,7 +105,7 @@ CONVENTIONS = {"default": {},
 
 def preset(conventions: str, **kw) -> Settings:
     """Settings under the `conventions` (default | authors); `kw` sets the rest."""
-    return Settings(**{**kw, **CONVENTIONS[conventions]})
+    return params.preset(Settings, CONVENTIONS, conventions, **kw)
 
 
 def start(s: Settings, d: int, trial: int) -> np.ndarray:
@@ -157,7 +175,7 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     warnings.filterwarnings("ignore", module="cvxpy")
     import torch
 
-    s = Settings(**{**settings, "dims": tuple(settings["dims"])})
+    s = params.from_json(Settings, settings)
     d, trials = shard.params["d"], range(shard.params["start"], shard.params["stop"])
     draws = {t: notebooks.multitoken_data(s.seed + t, s.n, s.T, d) for t in trials}
     recs = {t: {"d": d, "trial": t, "seed": s.seed + t, "state": "no-negative-label"}
@@ -221,10 +239,8 @@ def summarize(s: Settings, steps: list[int], records: list[dict]) -> dict:
                     vanishing(f"d={d}", res[mid], res[-1], max(res[j] for j in range(len(steps)) if half[j]), TOL,
                               "1 - mean corr(W_t, W^SVMeq)"))
     kept = [r for r in records if _trusted(r)]
-    verdicts = {c["verdict"] for c in conv if c}
-    first = ("INCONCLUSIVE" if None in conv or not conv else "REFUTED" if "REFUTED" in verdicts else
-             "SUPPORTED" if verdicts == {"SUPPORTED"} else "INCONCLUSIVE")
-    per_d = "; ".join(f"d={d}: " + ("no kept run" if c is None else f"{c['evidence']} ({c['verdict']})")
+    first = every(None if c is None else c.verdict for c in conv)
+    per_d = "; ".join(f"d={d}: " + ("no kept run" if c is None else f"{c.evidence['summary']} ({c.verdict})")
                       for d, c in zip(s.dims, conv))
     better = [r for r in kept if r["corr_svmeq"][-1] != r["corr_single"][-1]]
     multi = sum(max(map(len, r["sets"])) > 1 for r in kept)
@@ -233,9 +249,9 @@ def summarize(s: Settings, steps: list[int], records: list[dict]) -> dict:
     checks = [
         check("GD on W converges in direction to the SVM-equivalence W^SVMeq = W_fin + R W^mm (every d)", first,
               per_d),
-        {**sign_test("W^SVMeq predicts the GD iterate better than the single-token SVM W^1tok",
-                     sum(r["corr_svmeq"][-1] > r["corr_single"][-1] for r in better), len(better),
-                     "kept runs whose final corr with W^SVMeq exceeds that with W^1tok, of those where they differ")},
+        sign_test("W^SVMeq predicts the GD iterate better than the single-token SVM W^1tok",
+                  sum(r["corr_svmeq"][-1] > r["corr_single"][-1] for r in better), len(better),
+                  "kept runs whose final corr with W^SVMeq exceeds that with W^1tok, of those where they differ"),
         check("the nonlinear head selects several tokens (a set O_i of two or more)",
               "SUPPORTED" if multi else "INCONCLUSIVE",
               f"{multi} of {len(kept)} kept runs select a set of two or more tokens", k=multi, n=len(kept)),
@@ -278,7 +294,7 @@ def plot(summary: dict, path: Path) -> None:
             sc.scatter(*zip(*[(max(a, 1e-18), max(b, 1e-16)) for a, b in pts]), s=12, alpha=0.7)
             sc.set_xscale("log")
             sc.set_yscale("log")
-        sc.set_xlabel("max softmax off the sets")
+        sc.set_xlabel("max softmax off the sets (< 1e-18 drawn at 1e-18)")
     axes[0][0].set_ylabel("1 - mean correlation")
     axes[1][0].set_ylabel("1 - corr(W_H, W^SVMeq)")
     axes[0][0].legend(fontsize=8)

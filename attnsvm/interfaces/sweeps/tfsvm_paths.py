@@ -21,12 +21,15 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
+from attnsvm.claims.verdicts import Report
 from attnsvm.dynamics import authors as authors_numerics
-from attnsvm.interfaces.sweeps import notebooks
-from attnsvm.interfaces.sweeps.figures import check, finish, vanishing, with_conditions
+from attnsvm.interfaces.sweeps import notebooks, params
+from attnsvm.interfaces.sweeps.figures import finish, vanishing
+from attnsvm.interfaces.sweeps.reports import check, every, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.svm import geometry
 
@@ -48,6 +51,13 @@ class Settings:
     gradient: str = "log-domain"
     solver: str = "library"
 
+    PARAMS: ClassVar[dict] = {"steps": params.HORIZON, "lr": params.STEP, "starts": params.COUNT,
+                              "k_scale": params.INIT_SCALE, "seed": params.SEED, "norm_eps": params.EPS,
+                              "ridge": params.EPS, "gradient": params.GRADIENT, "solver": params.SOLVER}
+
+    def __post_init__(self):
+        params.validate(self)
+
     def to_json(self) -> dict:
         return asdict(self)
 
@@ -67,7 +77,8 @@ CONVENTIONS = {"default": {},
 
 
 def preset(conventions: str, **kw) -> Settings:
-    return Settings(**{**kw, **CONVENTIONS[conventions]})
+    """Settings under the `conventions` (default | authors); `kw` sets the rest."""
+    return params.preset(Settings, CONVENTIONS, conventions, **kw)
 
 
 def svm_directions(s: Settings, x: notebooks.Draw) -> dict:
@@ -130,19 +141,12 @@ def run_shard(settings: dict, shard: Shard) -> dict:
             "records": []}
 
 
-def _vanish(label: str, steps, curve) -> dict:
+def _vanish(label: str, steps, curve) -> Report:
     """`figures.vanishing` on the residual 1 - corr over the recorded steps in [H/2, H]."""
     steps = np.asarray(steps)
     half = steps >= steps[-1] / 2
     res = 1 - np.asarray(curve)
     return vanishing(label, float(res[np.argmax(half)]), float(res[-1]), float(res[half].max()), TOL, "1 - corr")
-
-
-def _all(parts: list[dict | None]) -> str:
-    verdicts = {p["verdict"] for p in parts if p}
-    if None in parts or not parts:
-        return "INCONCLUSIVE"
-    return "REFUTED" if "REFUTED" in verdicts else "SUPPORTED" if verdicts == {"SUPPORTED"} else "INCONCLUSIVE"
 
 
 def summarize(s: Settings, results: list[dict]) -> dict:
@@ -153,9 +157,9 @@ def summarize(s: Settings, results: list[dict]) -> dict:
         w = _vanish(r["picture"], steps, c["W~W_mm"]) if c["W~W_mm"] and finite else None
         kq = ([_vanish(f"{r['picture']} start {b}", steps, cb) for b, cb in enumerate(c["KQ~W*_mm"])]
               if c["KQ~W*_mm"][0] and finite else None)
-        kq_worst = None if kq is None else max(kq, key=lambda k: k["worst"])
         w_parts.append(w)
-        kq_parts.append(None if kq is None else {**kq_worst, "verdict": _all(kq)})
+        kq_parts.append(None if kq is None else check(kq[0].claim, every(k.verdict for k in kq),
+                                                      max(kq, key=lambda k: k.evidence["worst"]).evidence["summary"]))
         svm_corr = (None if r["W_mm"] is None or r["W*_mm"] is None else geometry.corr(r["W_mm"], r["W*_mm"]))
         row = {"picture": r["picture"], "best": r["best"], "corr(W_mm, W*_mm)": svm_corr,
                "final": {k: (v[-1] if k.startswith("W~") else [x[-1] for x in v]) if v and v[0] is not None else None
@@ -171,13 +175,14 @@ def summarize(s: Settings, results: list[dict]) -> dict:
             reversed_ = f["W~W_mm"] < f["W~W*_mm"] or np.mean(f["KQ~W*_mm"]) < np.mean(f["KQ~W_mm"])
             order.append("right" if right else "reversed" if reversed_ else "mixed")
     ev = lambda parts: "; ".join(f"{r['picture']}: " + ("no SVM or a non-finite run" if p is None else
-                                                        f"{p['evidence']} ({p['verdict']})")
+                                                        f"{p.evidence['summary']} ({p.verdict})")
                                  for r, p in zip(results, parts))
+    verdict = lambda parts: every(None if p is None else p.verdict for p in parts)
     distinct = [o for o in order if o not in ("same", None)]
     checks = [
-        check("the W path converges in direction to W_mm (Frobenius), on every picture", _all(w_parts), ev(w_parts)),
+        check("the W path converges in direction to W_mm (Frobenius), on every picture", verdict(w_parts), ev(w_parts)),
         check("every (K, Q) path converges in direction to W*_mm (nuclear norm), on every picture (worst start shown)",
-              _all(kq_parts), ev(kq_parts)),
+              verdict(kq_parts), ev(kq_parts)),
         check("where W_mm and W*_mm differ, W ends closer to W_mm and K Q^T closer to W*_mm",
               "INCONCLUSIVE" if not distinct or None in order else "REFUTED" if "reversed" in distinct
               else "SUPPORTED" if set(distinct) == {"right"} else "INCONCLUSIVE",

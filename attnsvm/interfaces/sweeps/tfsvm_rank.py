@@ -33,11 +33,14 @@ from __future__ import annotations
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
+from attnsvm.claims.verdicts import Report
 from attnsvm.files import write_json_atomic
-from attnsvm.interfaces.sweeps import notebooks
+from attnsvm.interfaces.sweeps import notebooks, params
+from attnsvm.interfaces.sweeps.reports import check, json_ready, with_conditions
 from attnsvm.interfaces.sweeps.shards import Shard, run_sweep
 from attnsvm.interfaces.sweeps.stats import wilson
 
@@ -56,6 +59,19 @@ class Settings:
     grid: str = "cross"
     attention: str = "cross"
     conventions: str = "default"
+
+    PARAMS: ClassVar[dict] = {"ns": params.Each(params.COUNT), "Ts": params.Each(params.TOKENS),
+                              "dims": params.Each(params.COUNT), "trials": params.COUNT, "rank_tol": params.RANK_TOL,
+                              "seed": params.SEED, "grid": params.Options(("cross", "product")),
+                              "attention": params.ATTENTION, "conventions": params.CONVENTIONS}
+    FLAGS: ClassVar[dict] = {"ns": "n", "Ts": "T", "dims": "d"}
+
+    def __post_init__(self):
+        params.validate(self)
+
+    def size(self) -> tuple[str, int]:
+        d = max(self.dims)
+        return "n x T x d + d^2 of the largest instance", max(self.ns) * max(self.Ts) * d + d * d
 
     def to_json(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -151,7 +167,8 @@ def _default_record(s: Settings, x: notebooks.Draw) -> dict:
 def _violation(W, x: notebooks.Draw) -> float:
     """Largest relative miss of a constraint (x_alpha - x_t)^T W z_i >= 1 (0 when all hold)."""
     n, T, _ = x.X.shape
-    worst = min(float((x.X[i, x.best[i]] - x.X[i, t]) @ W @ x.Z[i]) for i in range(n) for t in range(T) if t != x.best[i])
+    worst = min(float((x.X[i, x.best[i]] - x.X[i, t]) @ W @ x.Z[i])
+                for i in range(n) for t in range(T) if t != x.best[i])
     return max(0.0, 1.0 - worst)
 
 
@@ -171,7 +188,7 @@ def _authors_record(s: Settings, x: notebooks.Draw) -> dict:
 def run_shard(settings: dict, shard: Shard) -> dict:
     warnings.filterwarnings("ignore", module="cvxpy")
     warnings.filterwarnings("ignore", message=".*Solution may be inaccurate")   # statuses are recorded
-    s = Settings(**{k: tuple(v) if isinstance(v, list) else v for k, v in settings.items()})
+    s = params.from_json(Settings, settings)
     n, T, d = shard.params["n"], shard.params["T"], shard.params["d"]
     recs, seed, skipped = [], s.seed, []
     while len(recs) < s.trials and len(skipped) <= 10 * s.trials:
@@ -249,7 +266,7 @@ def artefacts(records: list[dict]) -> dict:
             "largest_nuclear_violation": max(viol) if viol else None}
 
 
-def checks(s: Settings, records: list[dict]) -> list[dict]:
+def checks(s: Settings, records: list[dict]) -> list[Report]:
     authors = s.conventions == "authors"
     feas = [r for r in records if r["status"] == "optimal" and r["rank_fro"] is not None]
     informative = [r for r in feas if r["d"] > r["n"]]          # d <= n: rank <= d <= n holds trivially
@@ -266,7 +283,7 @@ def checks(s: Settings, records: list[dict]) -> list[dict]:
     mn = _mean([r["rank_nuc"] for r in paired])
     rank_how = ("their matrix_rank(tol=1e-7) on cvxpy's solutions" if authors else
                 f"W_mm ranks exact (certified), W*_mm at relative tolerance {s.rank_tol:g}")
-    where = (f"; {s.trials} instances per (n, T, d), {s.attention}-attention data, {s.conventions} conventions, "
+    where = (f"{s.trials} instances per (n, T, d), {s.attention}-attention data, {s.conventions} conventions, "
              f"{rank_how}, seed {s.seed}")
     lo, hi = wilson(lower, lower + higher)
     low_rank = ("INCONCLUSIVE" if lower + higher == 0 else "SUPPORTED" if lo > 0.5 else "REFUTED" if hi < 0.5
@@ -275,22 +292,21 @@ def checks(s: Settings, records: list[dict]) -> list[dict]:
               f"({', '.join(sorted({str(r.get('nuc_status')) for r in nuc_failed}))})" if nuc_failed else "")
     left = (f"; {excluded} left out (an uncertified W_mm or a nuclear rank without a clear gap)"
             if excluded else "")
-    return [
-        {"claim": "rank(W_mm) <= n on every feasible instance (KKT form; counted where d > n, as d <= n makes it trivial)",
-         "verdict": "INCONCLUSIVE" if not informative else "REFUTED" if over else "SUPPORTED",
-         "evidence": (f"{len(over)} of {len(informative)} feasible instances with d > n exceed n "
-                      f"({len(feas) - len(informative)} with d <= n not counted)" if informative else
-                      f"no feasible instance with d > n ({len(feas)} with d <= n, where it holds trivially)") + where},
-        {"claim": "feasible for every instance with d >= max(T-1, n)",
-         "verdict": "INCONCLUSIVE" if not big else "REFUTED" if infeasible_big else "SUPPORTED",
-         "evidence": f"{len(infeasible_big)} of {len(big)} such instances infeasible/unsolved" + where},
-        {"claim": "nuclear-norm W*_mm has lower rank than Frobenius W_mm (low-rank bias; paired, per instance)",
-         "verdict": low_rank,
-         "evidence": (f"W*_mm lower on {lower}, higher on {higher}, equal on {len(paired) - lower - higher} of "
-                      f"{len(paired)} instances (lower on {lower} of {lower + higher} that differ, 95% CI "
-                      f"{lo:.3f}..{hi:.3f} vs 1/2); mean rank {mn:.2f} (W*_mm) vs {mf:.2f} (W_mm)"
-                      if paired else "no nuclear solves") + left + failed + where},
-    ]
+    return with_conditions([
+        check("rank(W_mm) <= n on every feasible instance (KKT form; counted where d > n, as d <= n makes it trivial)",
+              "INCONCLUSIVE" if not informative else "REFUTED" if over else "SUPPORTED",
+              f"{len(over)} of {len(informative)} feasible instances with d > n exceed n "
+              f"({len(feas) - len(informative)} with d <= n not counted)" if informative else
+              f"no feasible instance with d > n ({len(feas)} with d <= n, where it holds trivially)"),
+        check("feasible for every instance with d >= max(T-1, n)",
+              "INCONCLUSIVE" if not big else "REFUTED" if infeasible_big else "SUPPORTED",
+              f"{len(infeasible_big)} of {len(big)} such instances infeasible/unsolved"),
+        check("nuclear-norm W*_mm has lower rank than Frobenius W_mm (low-rank bias; paired, per instance)", low_rank,
+              (f"W*_mm lower on {lower}, higher on {higher}, equal on {len(paired) - lower - higher} of "
+               f"{len(paired)} instances (lower on {lower} of {lower + higher} that differ, 95% CI "
+               f"{lo:.3f}..{hi:.3f} vs 1/2); mean rank {mn:.2f} (W*_mm) vs {mf:.2f} (W_mm)"
+               if paired else "no nuclear solves") + left + failed, lower=lower, higher=higher),
+    ], where)
 
 
 def summarize(s: Settings, records: list[dict]) -> dict:
@@ -345,6 +361,6 @@ def sweep(s: Settings, out: Path, executor=None, on_done=None) -> tuple[dict, li
     results, records = run_sweep("tfsvm-rank", s, run_shard, out, executor, on_done)
     summary = summarize(s, records)
     summary["skipped_seeds"] = sum(len(r["skipped_seeds"]) for r in results)
-    write_json_atomic(out / "tfsvm_rank.json", {**summary, "records": records})
+    write_json_atomic(out / "tfsvm_rank.json", {**json_ready(summary), "records": records})
     plot(summary, out / "tfsvm_rank.png")
     return summary, records
