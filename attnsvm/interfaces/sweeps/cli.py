@@ -211,6 +211,18 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
         rows = [r for r in summary["table"] if (r["n"], r["T"]) == (nn, TT)]
         t.add_row(f"{nn}, {TT}", *[f"{fmt(r[fro])}/{fmt(r[nuc])} [{r['feasible']}]" for r in rows])
     console.print(t)
+    sci = lambda x: "-" if x is None else f"{x:.2g}"
+    if summary.get("nuclear_gap"):
+        g = summary["nuclear_gap"]
+        console.print(f"W_mm ranks exact (certified); W*_mm ranks at {s.rank_tol:g} sigma_1: smallest kept "
+                      f"sigma_r/sigma_1 {sci(g['smallest_kept'])}, largest dropped {sci(g['largest_dropped'])}; "
+                      f"{g['unclear']} of {g['instances']} within two decades of the tolerance (not paired)")
+    if summary.get("artefacts"):
+        a = summary["artefacts"]
+        console.print(f"their procedure: {a['infeasible_counted_as_rank_1']} certified-infeasible instances at rank 1; "
+                      f"nuclear rank above the clear reference on {a['rank_nuc_above_reference']} of "
+                      f"{a['nuclear_compared']}; largest constraint miss of W*_mm "
+                      f"{sci(a['largest_nuclear_violation'])}")
     print_checks(summary["checks"])
     console.print(f"wrote {out / 'tfsvm_rank.json'}, {out / 'tfsvm_rank.png'} in {secs:.1f} s")
 
