@@ -15,7 +15,8 @@ import torch
 from attnsvm.attention import model
 from attnsvm.attention.gradients import STATS
 from attnsvm.dynamics.problem import Problem
-from attnsvm.dynamics.rules import Identity, NormalizedGD, Parameterisation, UpdateRule
+from attnsvm.dynamics.rules import (GD, BlockNormalizedGD, Identity, NormalizedGD, Parameterisation, PerInstance, Polyak,
+                                    UpdateRule)
 
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)   # about -708
 
@@ -76,14 +77,60 @@ def intra_op_threads(n: int):
         torch.set_num_threads(before)
 
 
+ROWS = 16   # a batch is padded to a multiple of this many instances (see `run`)
+PADDABLE = (GD, NormalizedGD, BlockNormalizedGD, Polyak)     # library rules whose parameters `run` pads
+
+
 def run(problem: Problem, rule: UpdateRule, p0, steps: int, every: int | None = None,
         param: Parameterisation = Identity()) -> Trajectory:
     """Advance all instances `steps` times with `rule` from p0 ((D,) or (B,D)); p0 and the
     rule live in `param`'s coordinates theta (p itself by default). Small problems (fewer
-    than `SMALL` key entries, on CPU) run single-threaded."""
+    than `SMALL` key entries, on CPU) run single-threaded.
+
+    An instance's run does not depend on the rest of its batch, bitwise: torch's CPU kernels
+    send the elements past the last multiple of the vector width through scalar code whose exp
+    and log differ from the vector code's in the last bit (Polyak, which reads the risk at every
+    step, then drifts apart), so a batch of `Problem` under a library rule is padded to a
+    multiple of ROWS instances (copies of its last one), dropped again from the trajectory."""
     small = problem.K.device.type == "cpu" and problem.K.numel() < SMALL
     with intra_op_threads(1 if small else torch.get_num_threads()):
-        return _run(problem, rule, p0, steps, every, param)
+        B = problem.batch
+        extra = -B % ROWS if type(problem) is Problem else 0
+        padded_rule = _padded_rule(rule, B, extra) if extra else None
+        if padded_rule is None:
+            return _run(problem, rule, p0, steps, every, param)
+        theta = model.t(p0, problem.K.device)
+        theta = theta[None].expand(B, -1) if theta.dim() == 1 else theta
+        padded = Problem(_pad(problem.K, extra), _pad(problem.gamma, extra), problem.loss, problem.fused_kernel)
+        tr = _run(padded, padded_rule, _pad(theta, extra), steps, every, param)
+        return Trajectory(tr.steps, tr.p[:, :B], tr.value[:, :B], tr.log_grad_norm[:, :B], tr.log_unsat[:, :B],
+                          tr.selected[:B], tr.final[:B], tr.status[:B], None if tr.theta is None else tr.theta[:B])
+
+
+def _pad(x: torch.Tensor, extra: int) -> torch.Tensor:
+    """x (B, ...) with `extra` copies of its last row appended."""
+    return torch.cat([x, x[-1:].expand(extra, *x.shape[1:])])
+
+
+def _padded_rule(rule: UpdateRule, B: int, extra: int) -> UpdateRule | None:
+    """The library rule for a batch padded by `extra` instances (its per-instance parameters, a
+    sequence or tensor of length B, or PerInstance's rules, get copies of their last entry), or
+    None for a rule of another kind: that one runs unpadded (its batch-independence is its own)."""
+    from dataclasses import fields, replace
+
+    if isinstance(rule, PerInstance):
+        rules = [_padded_rule(r, 1, 0) for r in rule.rules]
+        return None if None in rules else PerInstance(tuple(rules) + (rules[-1],) * extra)
+    if type(rule) not in PADDABLE:
+        return None
+    changes = {}
+    for f in fields(rule):
+        v = getattr(rule, f.name)
+        if isinstance(v, torch.Tensor) and v.dim() == 1 and v.shape[0] == B:
+            changes[f.name] = _pad(v, extra)
+        elif isinstance(v, (list, tuple, np.ndarray)) and len(v) == B:
+            changes[f.name] = np.concatenate([np.asarray(v, dtype=np.float64), np.repeat(np.asarray(v[-1:], np.float64), extra)])
+    return replace(rule, **changes) if changes else rule
 
 
 def _light_grad(problem: Problem, rule: UpdateRule):
