@@ -198,7 +198,7 @@ class Evaluation:
         return Evaluation(put(self.base, other.base), put(self.excess, other.excess),
                           tuple(put(a, b) for a, b in zip(self.directions, other.directions)),
                           tuple(put(a, b) for a, b in zip(self.log_norms, other.log_norms)),
-                          tuple(None if a is None else put(a, b) for a, b in zip(self.hessians, other.hessians)),
+                          tuple(None if a is None or b is None else put(a, b) for a, b in zip(self.hessians, other.hessians)),
                           put(self.underflow, other.underflow))
 
     def below(self, other: "Evaluation") -> torch.Tensor:
@@ -212,8 +212,8 @@ ALL, VALUE, HESSIAN = "all", "value", "hessian"     # what an objective evaluate
 class Objective:
     """A batched objective x -> `Evaluation` over B rows (one per instance and start), defined by
     per-row data (tensors with a leading dimension B) and shared arguments: `evaluate(*data,
-    *args, x, mode)`, mode ALL (risk, gradients and each block's Hessian), VALUE (no Hessians)
-    or HESSIAN (the blocks' Hessians only, a tuple). `rows(index)` is the same objective on a
+    *args, x, mode)`, mode ALL (risk, gradients and each block's Hessian), VALUE (no Hessians),
+    HESSIAN (the blocks' Hessians only, a tuple) or (HESSIAN, j) (block j's, the others may be None). `rows(index)` is the same objective on a
     subset of the rows, so the solver can drop the rows that have finished (`descend`); a row's
     evaluation depends on its own data only."""
 
@@ -223,8 +223,10 @@ class Objective:
     def __call__(self, x: tuple[torch.Tensor, ...], mode: str = ALL) -> Evaluation:
         return self.evaluate(*self.data, *self.args, x, mode)
 
-    def hessians(self, x: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor | None, ...]:
-        return self.evaluate(*self.data, *self.args, x, HESSIAN)
+    def hessians(self, x: tuple[torch.Tensor, ...], block: int | None = None) -> tuple[torch.Tensor | None, ...]:
+        """Every block's Hessian at x, or only block `block`'s (the others None) where the
+        objective can compute one alone."""
+        return self.evaluate(*self.data, *self.args, x, HESSIAN if block is None else (HESSIAN, block))
 
     def rows(self, index: torch.Tensor) -> "Objective":
         return Objective(self.evaluate, tuple(a[index] for a in self.data), *self.args)
@@ -333,7 +335,7 @@ def _table(loss, B: int, like: torch.Tensor) -> tuple[torch.Tensor, tuple]:
 def _linear_head(K, gamma, ids, KbT, bound, table, x, mode) -> Evaluation:
     loss = row_losses(ids, table)
     (p,) = x
-    if mode == HESSIAN:
+    if mode == HESSIAN or isinstance(mode, tuple):
         return (scaled_hessian(K, gamma, p, loss),)
     g = linear_head_grad(Keys(KbT, bound), gamma, p, loss, stats=False)
     a = _logits(K, p)
@@ -368,9 +370,11 @@ def _joint(X, Y, K, loss, x, mode) -> Evaluation:
     nv = _norm(gv)
     safe = torch.where(nv > 0, nv, torch.ones_like(nv))
     if mode != VALUE:
-        hv = torch.einsum("bn,bnd,bne->bde", second_derivative(loss, u), feat, feat) / X.shape[1] / safe[:, None, None]
-        H = (hv, scaled_hessian(K, gamma, p, loss))
-        if mode == HESSIAN:
+        only = mode[1] if isinstance(mode, tuple) else None
+        hv = None if only == 1 else \
+            torch.einsum("bn,bnd,bne->bde", second_derivative(loss, u), feat, feat) / X.shape[1] / safe[:, None, None]
+        H = (hv, None if only == 0 else scaled_hessian(K, gamma, p, loss))
+        if mode != ALL:
             return H
     else:
         H = (None, None)
@@ -535,7 +539,8 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
             et, ok = eg.where(use_g, et), ok | use_g
             steps[j] = torch.minimum(torch.maximum(steps[j], MIN_STEP * reg.radius), 2 * reg.radius)
             x[j] = torch.where(ok[:, None], trial, x[j])
-            ev = replace(et.where(ok, ev), hessians=obj.hessians(tuple(x)))
+            # the Hessian the next Newton trial needs: the next block's, at the updated point
+            ev = replace(et.where(ok, ev), hessians=obj.hessians(tuple(x), (j + 1) % len(regs)))
             progress |= ok
         fails = torch.where(progress, torch.zeros_like(fails), fails + 1)
     if len(live):
@@ -545,11 +550,12 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
 
 
 def _blank(ev: Evaluation, N: int, device) -> Evaluation:
-    """An evaluation of N rows with infinite risk (rows with no start), shaped like `ev`'s rows."""
+    """An evaluation of N rows with infinite risk (rows with no start), shaped like `ev`'s rows (no
+    Hessians: a finished solve reports risks and gradients)."""
     full = lambda a, v: torch.full((N, *a.shape[1:]), v, dtype=a.dtype, device=device)
     return Evaluation(full(ev.base, float("inf")), full(ev.excess, 0.0), tuple(full(d, 0.0) for d in ev.directions),
                       tuple(full(l, float("-inf")) for l in ev.log_norms),
-                      tuple(None if h is None else full(h, 0.0) for h in ev.hessians), full(ev.underflow, False))
+                      tuple(None for _ in ev.hessians), full(ev.underflow, False))
 
 
 def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Region) -> tuple[torch.Tensor, torch.Tensor]:
@@ -657,8 +663,10 @@ def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for:
     column per block); starts[j] (B, S, d_j) unit directions, `valid` (B, S) the starts that
     exist (an instance may have fewer than S). Pass 1 solves every radius from every start in
     one batch; pass 2 restarts each radius from its two neighbours' best solutions, rescaled (a
-    warm start along the grid), and keeps whichever is lower. Each instance's rows are solved
-    as if alone (`descend`)."""
+    warm start along the grid). At each radius the lowest risk found wins, converged or not: a
+    lower point that has not converged leaves the radius unsettled (its status), never a
+    higher converged one standing in for the minimum. Each instance's rows are solved as if
+    alone (`descend`)."""
     B, S = starts[0].shape[:2]
     G = radii.shape[0]
     device = starts[0].device
@@ -690,7 +698,7 @@ def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for:
         for half in (slice(0, B * G), slice(B * G, 2 * B * G)):
             t2 = Solve(tuple(xb[half] for xb in both.x), both.evaluation.take(half), both.residual[half],
                        both.status[half], both.iterations)
-            better = t2.evaluation.below(ev) & t2.converged
+            better = t2.evaluation.below(ev)    # the lowest risk found wins; unconverged, its radius is unsettled
             best = [torch.where(better[:, None], a, b) for a, b in zip(t2.x, best)]
             ev = t2.evaluation.where(better, ev)
             res = torch.where(better, t2.residual, res)
@@ -829,7 +837,7 @@ def _kq(K, gamma, ids, KbT, bound, table, kq, x, mode) -> Evaluation:
     p = kq.to_p(theta)
     gp = linear_head_grad(Keys(KbT, bound), gamma, p, loss, stats=False)
     H = (kq_scaled_hessian(scaled_hessian(K, gamma, p, loss), gp.direction, theta, kq),) if mode != VALUE else (None,)
-    if mode == HESSIAN:
+    if mode != ALL and mode != VALUE:
         return H
     g = kq.pullback(gp, theta)
     a = _logits(K, p)
