@@ -5,8 +5,13 @@ v still converges to v_mm, but p converges to the relaxed problem (10) - (1, 0) 
 not to p_mm(alpha) = (5/4, 1/4): the gap 1 - corr(p, p_mm) grows towards 1 - corr(p_relax, p_mm)
 = 0.0194. This is the paper's own Theorem 6 case, so the failure is expected, not a defect."""
 
+from attnsvm.claims.joint import figure3_like
 from attnsvm.claims.registry import Search
+from attnsvm.claims.strategies import one_of
+from attnsvm.results.checks.theorem5 import ray_instances
+from attnsvm.svm import joint
 
 SEARCHES = {
-    "assumption_C": Search(note="a non-support input (Figure 3(b)): p converges to problem (10), not to p_mm"),
+    "assumption_C": Search(instances=lambda dropped: ray_instances(one_of(joint.figure3(("1/2", "3/2")), figure3_like())),
+                           note="a non-support input (Figure 3(b)): p converges to problem (10), not to p_mm"),
 }

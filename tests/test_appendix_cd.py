@@ -189,7 +189,7 @@ def test_lemma12_threshold_is_one_half():
 def test_lemma13_competitor_on_figure3b():
     """Figure 3(b): input 3 is not a support vector; (78) at eps = 1/2 sits between p_relax and the interpolation."""
     from attnsvm.results.checks.lemma13 import competitor_margin
-    from attnsvm.results.checks.theorem5 import best_selection, figure3
+    from attnsvm.svm.joint import best_selection, figure3
 
     ds = figure3(("1/2", "3/2"))
     out = competitor_margin(Instance(ds, {"alpha": best_selection(ds), "eps": "1/2"}), get_budget("quick"))

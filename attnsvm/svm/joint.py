@@ -1,0 +1,300 @@
+"""The SVMs of paper A's Section 3 (joint training of the head v and the attention p; Theorems 5
+and 6, Lemma 13; docs/statements.md#theorem5): the label SVM on the selected tokens
+r_i = x_{i,alpha_i}, Assumption C decided exactly on three computable parts (C1 vertices, C2
+first-order mixing, C3 mixtures on a grid), the support set S, the relaxed problem (10), the
+rate threshold kappa* of Theorem 6 and the competitor (78) of Lemma 13. Every answer is certified
+by exact KKT or Farkas certificates (`svm.certificates`) and memoized on the dataset, so the
+hypotheses and the conclusion of a check share them.
+
+C1-C3 (`assumption_c` over a set of inputs I: all inputs for Theorem 5, the support set for
+Theorem 6):
+
+- C1, vertices: alpha_I is the unique maximiser of the label margin 1/||v_mm(beta)|| over all
+  pure selections beta_I (T^|I| <= 64, each label SVM certified by exact KKT or Farkas);
+- C2, first-order mixing: with v_mm = v_mm(alpha) (exact), every input of I is a support
+  vector with a strictly positive multiplier in some optimal dual (certificates.positive_dual)
+  and its selected token strictly out-scores its others under v_mm. Moving mass pi to token t
+  of input i changes the margin at rate lambda_i Y_i v_mm^T (x_it - x_{i,alpha_i}) < 0 (Danskin),
+  so every mixing direction shrinks the margin to first order.
+- C3, mixtures: every attention mixture s (s_i in the simplex) whose non-optimal mass on some
+  input is q, for q on the grid MIX_GRID, has a strictly smaller margin, certified exactly.
+  This is a finite check: for a fixed unit v the margin min_i Y_i v^T r_i(s) is linear in each
+  s_i and maximised input by input, so the largest margin over the mixtures with mass >= q on
+  input j is the largest over the label SVMs with inputs i != j pure (any beta_i) and input j
+  mixing x_{j,alpha_j} with one x_jt at mass exactly q (or pure at t) (`mixtures_shrink`).
+The same reduction shows that C1 + C2 already imply C over every mixture, with a linear rate
+(margin <= 1/||v_mm|| - c q): a mixture keeping margin 1/||v_mm|| forces v = v_mm and needs an
+input whose selected score exceeds 1 (a non-support input) or a competing pure selection; and
+C2's positive multiplier makes the rate at q -> 0 positive (Danskin). C3 is the explicit
+check of that consequence on the grid (tests pin that it never disagrees).
+"""
+
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+
+import numpy as np
+
+from attnsvm import svm
+from attnsvm.attention import model
+from attnsvm.attention.data import Dataset
+from attnsvm.svm import certificates
+from attnsvm.svm.margin import MarginProblem
+
+SELECTION_LIMIT = 64        # T^|I| above this: Assumption C is not decided (treated as not met)
+
+
+LABEL_CACHE = 20000          # label SVMs kept by content (instance spaces and mutants repeat datasets)
+_LABEL: dict = {}
+
+
+def label_result(ds: Dataset, beta, inputs):
+    """The label SVM on the selected tokens x_{i,beta_i}, i in `inputs`, with its certificate.
+    Memoized by content (the exact selected tokens and labels): a search meets the same small
+    datasets many times, as new Dataset objects."""
+    idx = list(inputs)
+    key = tuple((tuple(ds.exact["X"][i, beta[i]]), ds.exact["Y"][i]) for i in idx)
+    if key not in _LABEL:
+        if len(_LABEL) >= LABEL_CACHE:
+            _LABEL.clear()
+        R = np.array([ds.X[i, beta[i]] for i in idx])
+        eR = np.array([ds.exact["X"][i, beta[i]] for i in idx], dtype=object)
+        res = svm.label_svm(R, ds.Y[idx], eR)
+        _LABEL[key] = (res, certificates.certify(res))
+    return _LABEL[key]
+
+
+def margin_key(ds, beta, inputs):
+    """||v_mm(beta)||^2 exactly (smaller = larger margin), None when separation is impossible,
+    False when the certificate did not verify."""
+    res, cert = label_result(ds, beta, inputs)
+    if not cert.verified:
+        return False
+    return sum(q * q for q in cert.x) if cert.kind == "kkt" else None
+
+
+def vertex_optimal(ds, alpha, inputs) -> bool:
+    """C1: alpha restricted to `inputs` is the unique maximiser of the label margin."""
+    inputs = list(inputs)
+    best = margin_key(ds, alpha, inputs)
+    if best is None or best is False:
+        return False
+    for choice in itertools.product(range(ds.T), repeat=len(inputs)):
+        beta = list(alpha)
+        for i, t in zip(inputs, choice):
+            beta[i] = t
+        if beta == list(alpha):
+            continue
+        other = margin_key(ds, beta, inputs)
+        if other is False or (other is not None and other <= best):
+            return False
+    return True
+
+
+def mixing_shrinks(ds, alpha, inputs) -> bool:
+    """C2: every input of `inputs` is a support vector with a strictly positive multiplier in
+    some optimal dual, and its selected token strictly out-scores the others under v_mm."""
+    inputs = list(inputs)
+    res, cert = label_result(ds, alpha, inputs)
+    if not (cert.verified and cert.kind == "kkt"):
+        return False
+    v = cert.x
+    Y, X = ds.exact["Y"], ds.exact["X"]
+    score = lambda i, t: Y[i] * sum(X[i, t][c] * v[c] for c in range(ds.d))
+    if any(score(i, alpha[i]) != 1 for i in inputs):
+        return False                                            # a non-support input: mixing is free there
+    if any(score(i, t) >= score(i, alpha[i]) for i in inputs for t in range(ds.T) if t != alpha[i]):
+        return False
+    rows = [[Y[i] * X[i, alpha[i]][c] for c in range(ds.d)] for i in inputs]
+    return certificates.positive_dual(rows, v) is not None
+
+
+MIX_GRID = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
+
+
+def mixed_margin_key(ds, choice, inputs):
+    """||v||^2 of the label SVM over `inputs` whose feature for input i is the mixture
+    sum_t choice[i][t] x_it (choice[i]: exact weights summing to 1), exactly; None when no v
+    separates, False when the certificate did not verify."""
+    idx = list(inputs)
+    eR = np.array([[sum((w * ds.exact["X"][i, t][c] for t, w in enumerate(choice[i]) if w), Fraction(0))
+                    for c in range(ds.d)] for i in idx], dtype=object)
+    R = np.array([[float(a) for a in r] for r in eR])
+    cert = certificates.certify(svm.label_svm(R, ds.Y[idx], eR))
+    if not cert.verified:
+        return False
+    return sum(q * q for q in cert.x) if cert.kind == "kkt" else None
+
+
+def mixtures_shrink(ds, alpha, inputs, grid=MIX_GRID) -> bool:
+    """Assumption C over mixtures, on a grid of masses: every attention mixture with non-optimal
+    mass q in `grid` on some input has a strictly smaller label margin than alpha (exact).
+
+    For a fixed unit v the margin min_i Y_i v^T r_i(s) is maximised input by input, and linearly
+    in s_i, so the largest margin over the mixtures whose input j keeps non-optimal mass >= q is
+    the largest over finitely many label SVMs: inputs i != j pure (any beta_i) and input j either
+    pure at t != alpha_j or (1 - q) x_{j,alpha_j} + q x_jt (the module docstring). Each is
+    solved and certified here at every q of the grid."""
+    inputs = list(inputs)
+    best = margin_key(ds, alpha, inputs)
+    if best is None or best is False:
+        return False
+    for j in inputs:
+        others = [i for i in inputs if i != j]
+        for t in range(ds.T):
+            if t == alpha[j]:
+                continue
+            for beta in itertools.product(range(ds.T), repeat=len(others)):
+                for q in grid:
+                    choice = {i: [Fraction(int(b == s)) for s in range(ds.T)] for i, b in zip(others, beta)}
+                    choice[j] = [1 - q if s == alpha[j] else q if s == t else Fraction(0) for s in range(ds.T)]
+                    key = mixed_margin_key(ds, choice, inputs)
+                    if key is False or (key is not None and key <= best):
+                        return False
+    return True
+
+
+def support_set(ds, alpha) -> list[int]:
+    """Inputs whose selected token is a support vector of the label SVM (exact active set)."""
+    _, cert = label_result(ds, alpha, range(ds.n))
+    return sorted(cert.active)
+
+
+def best_selection(ds):
+    """The pure selection with the largest label margin (smallest ||v_mm||^2, exact), if any.
+    Selections that quadprog finds inconsistent are skipped without a Farkas certificate: this
+    only chooses an instance's alpha (its hypotheses then decide it exactly)."""
+    keys = [(margin_key(ds, b, range(ds.n)), b) for b in itertools.product(range(ds.T), repeat=ds.n)
+            if _maybe_separable(ds, b)]
+    keys = [(k, b) for k, b in keys if k not in (None, False)]
+    return list(min(keys)[1]) if keys else None
+
+
+def _maybe_separable(ds, beta) -> bool:
+    """quadprog does not call the label SVM on x_{i,beta_i} inconsistent (a float screen)."""
+    from attnsvm.svm.margin import _quadprog
+
+    A = ds.Y[:, None] * np.array([ds.X[i, beta[i]] for i in range(ds.n)])
+    scale = float(np.abs(A).max()) if A.size else 0.0
+    if scale == 0:
+        return False
+    try:
+        _quadprog(A / scale, np.ones(ds.n) / scale)
+    except ValueError:
+        return False
+    return True
+
+
+def shift_conditions(ds, alpha) -> list[tuple]:
+    """Per non-support input i and token t != alpha_i, exactly: (m_i, c_it, v.v, P.P) with
+    m_i = Y_i v_mm^T x_{i,alpha_i} (> 1), c_it = (k_{i,alpha_i} - k_it)^T P, P = p_relax exact."""
+    _, lab = label_result(ds, alpha, range(ds.n))
+    _, rel = relaxed_target(ds, alpha)
+    v, P = lab.x, rel.x
+    S = set(support_set(ds, alpha))
+    Y, X, K = ds.exact["Y"], ds.exact["X"], model.exact_keys(ds)
+    vv, PP = sum(a * a for a in v), sum(a * a for a in P)
+    out = []
+    for i in range(ds.n):
+        if i in S:
+            continue
+        m = Y[i] * sum(X[i, alpha[i]][c] * v[c] for c in range(ds.d))
+        for t in range(ds.T):
+            if t != alpha[i]:
+                out.append((m, sum((K[i, alpha[i]][c] - K[i, t][c]) * P[c] for c in range(ds.d)), vv, PP))
+    return out
+
+
+def kappa_star(ds, alpha) -> float:
+    """The smallest r/R for which p_relax is the limit along r = kappa R (0 when no non-support
+    token binds): max over non-support (i, t) of ||v_mm|| (1 - c_it) / (||P|| (m_i - 1))."""
+    vals = [np.sqrt(float(vv)) * float(1 - c) / (np.sqrt(float(PP)) * float(m - 1)) for m, c, vv, PP in shift_conditions(ds, alpha)]
+    return max([0.0] + vals)
+
+
+def shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
+    """The predicted limit of p/R along r = kappa R (Theorem 6's finding): argmax over ||u|| <= 1 of
+    min_{i,t} [(k_{i,alpha_i} - k_it)^T u + kappa (m_i - 1)/||v_mm||] (an SOCP, cvxpy); equals
+    p_relax's direction when kappa > kappa*."""
+    import cvxpy as cp
+
+    v = label_result(ds, alpha, range(ds.n))[0].x
+    m = ds.Y * np.einsum("nd,d->n", ds.X[np.arange(ds.n), alpha], v)
+    K = model.keys(ds)
+    rows = [(K[i, alpha[i]] - K[i, t], kappa * (m[i] - 1) / np.linalg.norm(v)) for i in range(ds.n) for t in range(ds.T)
+            if t != alpha[i]]
+    u, t = cp.Variable(ds.d), cp.Variable()
+    prob = cp.Problem(cp.Maximize(t), [a @ u + b >= t for a, b in rows] + [cp.norm(u) <= 1])
+    prob.solve(solver=cp.CLARABEL)
+    return None if prob.status != cp.OPTIMAL else np.asarray(u.value) / np.linalg.norm(u.value)
+
+
+def relaxed_target(ds, alpha):
+    """Problem (10) for alpha over the support set S, with its certificate (memoized)."""
+    def solve():
+        res = svm.relaxed_att_svm(ds, alpha, support_set(ds, alpha))
+        return res, certificates.certify(res)
+    return ds.memo(("relaxed_att_svm", tuple(alpha)), solve)
+
+
+def tightened_problem(ds, alpha, S, eps: Fraction) -> MarginProblem:
+    """(78): the rows of (10) with right-hand side 1 on S and eps elsewhere."""
+    base = svm.relaxed_att_svm_problem(ds, alpha, S)
+    keep = set(S)
+    b = np.array([1.0 if i in keep else float(eps) for i, _ in base.tags])
+    return MarginProblem(base.A, base.tags, None, None, f"(78)(alpha={alpha}, S={sorted(keep)}, eps={eps})", b,
+                         exact_rows=base.exact_rows, exp2=base.exp2)
+
+
+def norm2(x) -> Fraction:
+    return sum((a * a for a in x), Fraction(0))
+
+
+FIGURE3 = [[[0, 0], [1, 1]], [[0, 0], [1, -1]], [[0, 0], ["1/2", 1]]]
+
+
+def figure3(last=("1/2", 1)) -> Dataset:
+    """The paper's Figure 3 data: n = 3, T = 2, d = 2, labels (1, -1, 1), head init (-1, 0) (v
+    only matters for the initial head; the joint path does not use it); last = (1/2, 3/2)
+    gives Figure 3(b), where input 3 is not a support vector."""
+    X = [FIGURE3[0], FIGURE3[1], [[0, 0], list(last)]]
+    return Dataset.from_arrays(X, [1, -1, 1], [-1, 0], name=f"figure3(last={list(last)})")
+
+
+def assumption_c(ds: Dataset, alpha, inputs) -> bool:
+    """C1, C2 and C3 (mixtures on MIX_GRID) over `inputs` (module docstring); False when T^|inputs|
+    exceeds SELECTION_LIMIT (not decided exhaustively)."""
+    inputs = list(inputs)
+    if not inputs or ds.T ** len(inputs) > SELECTION_LIMIT:
+        return False
+    key = (_content(ds), tuple(int(a) for a in alpha), tuple(inputs))
+    if key not in _ASSUMPTION_C:
+        if len(_ASSUMPTION_C) >= LABEL_CACHE:
+            _ASSUMPTION_C.clear()
+        _ASSUMPTION_C[key] = vertex_optimal(ds, alpha, inputs) and mixing_shrinks(ds, alpha, inputs) and \
+            mixtures_shrink(ds, alpha, inputs)
+    return _ASSUMPTION_C[key]
+
+
+_ASSUMPTION_C: dict = {}
+
+
+def _content(ds: Dataset) -> tuple:
+    """The exact tokens and labels (what the label SVMs and Assumption C depend on), hashable."""
+    return tuple(ds.exact["X"].ravel()), tuple(ds.exact["Y"]), ds.exact["X"].shape
+
+
+def jointly_separable(ds: Dataset, alpha) -> bool:
+    """(ATT-SVM)(alpha) and the label SVM on x_{i,alpha_i} are both feasible (exact KKT)."""
+    att = att_svm(ds, alpha)[1]
+    lab = label_result(ds, alpha, range(ds.n))[1]
+    return att.verified and att.kind == "kkt" and lab.verified and lab.kind == "kkt"
+
+
+def att_svm(ds: Dataset, alpha):
+    """(ATT-SVM)(alpha) with its certificate, memoized on the dataset."""
+    def solve():
+        res = svm.att_svm(ds, list(alpha))
+        return res, certificates.certify(res)
+    return ds.memo(("att_svm_certified", tuple(alpha)), solve)
