@@ -70,12 +70,15 @@ def torch_threads(threads: int) -> None:
 
 
 def _init_worker(threads: int) -> None:
+    from threadpoolctl import threadpool_limits
+
     from attnsvm.claims.supervise import die_with_parent
 
     die_with_parent()                   # no orphans when attnsvm is killed (its fork server, if any, exits with it)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)           # not the command's own handler, if forked from it
     torch_threads(threads)
+    threadpool_limits(threads)          # BLAS too: K workers x all cores of OpenBLAS threads made one QR 75x slower
 
 
 def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD,
