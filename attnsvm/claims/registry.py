@@ -161,7 +161,7 @@ RESULTS: list[Entry] = [
           source="A, Section 2.2, Theorem 3, cones (7)-(8); proof Appendix B.4"),
     Entry("theorem4", "Theorem 4 / Theorem 7: only LMM directions are limits of the path", A,
           uses=("assumption-A", "definition2", "definition3", "lemma8", "lemma9", "lemma10"),
-          hypotheses=("assumption_A", "distinct_scores", "general_position", "q_not_lmm"),
+          hypotheses=("loss.assumption_A", "scores.distinct_scores", "directional.general_position", "regpath.q_not_lmm"),
           necessity=("q_not_lmm", "distinct_scores", "general_position"), aliases=("theorem7",),
           statement="distinct scores, keys in general position (Theorem 7), q a unit direction parallel to no LMM => "
                     "for every mu > 0 and R0 the path p(R) = argmin {L(p) : p in cone_mu(q), R0 <= ||p|| <= "

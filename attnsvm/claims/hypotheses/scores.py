@@ -28,4 +28,7 @@ NOT_ALL_TIED = Hypothesis("not_all_tied", "every input has two tokens with diffe
 SCORE_GAP = Hypothesis("score_gap", "gamma_opt - max_{t != opt} gamma_t >= spread of the other scores, every input "
                        "(exact; docs/statements.md#tfsvm-global)", _score_gap)
 
-HYPOTHESES = table(STRICT_OPTIMALITY, ASSUMPTION_B, NOT_ALL_TIED, SCORE_GAP)
+DISTINCT_SCORES = Hypothesis("distinct_scores", "gamma_it != gamma_itau for t != tau in every input (exact; Theorem 4)",
+                             lambda inst: all(len(set(row)) == len(row) for row in model.exact_scores(inst.dataset)))
+
+HYPOTHESES = table(STRICT_OPTIMALITY, ASSUMPTION_B, NOT_ALL_TIED, SCORE_GAP, DISTINCT_SCORES)
