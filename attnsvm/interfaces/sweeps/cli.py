@@ -105,10 +105,13 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
             task = bar.add_task(label, total=total)
             result = sweep_fn(settings, out, pool, lambda shard, cached: bar.advance(task))
     except MemoryError:
+        executors.abort(pool)
         raise UserError(f"out of memory running {label}; use smaller sizes or --shard-size (finished shards in "
                         f"{out} are kept and a rerun resumes)") from None
-    finally:
-        pool.shutdown(cancel_futures=True)
+    except BaseException:
+        executors.abort(pool)           # an interrupt: the workers' running shards are dropped, not awaited
+        raise
+    pool.shutdown(cancel_futures=True)
     return result, time.perf_counter() - t0
 
 

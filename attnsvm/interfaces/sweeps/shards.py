@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from attnsvm.errors import UserError
-from attnsvm.files import write_json_atomic
+from attnsvm.files import read_json, write_json_atomic
 from attnsvm.interfaces import executors
 
 
@@ -55,8 +55,8 @@ class Store:
     def load(self, shard: Shard) -> dict | None:
         """The stored result, or None if missing, unreadable or from other settings."""
         try:
-            obj = json.loads(self.path(shard).read_text())
-        except (OSError, ValueError):
+            obj = read_json(self.path(shard))
+        except UserError:                       # missing, unreadable or malformed: recomputed
             return None
         if obj.get("fingerprint") != self.fingerprint or obj.get("shard") != shard.to_json():
             return None
@@ -109,8 +109,8 @@ def open_store(root: str | os.PathLike, settings: dict, name: str) -> Store:
     meta = root / "sweep.json"
     if meta.exists():
         try:
-            old = json.loads(meta.read_text())
-        except ValueError:
+            old = read_json(meta)
+        except UserError:
             old = {}
         if old.get("fingerprint") != fp:
             raise UserError(f"{root} holds a {old.get('name', 'different')} sweep with other settings; "
