@@ -22,7 +22,8 @@ octave (or is below TOL.floor). It fails when the run converges in that sense to
 of other tokens alpha, confirmed at CONFIRM and CONFIRM^2 x the horizon (a far start that first
 turns towards p_mm makes one octave's growth large and the next look small: a quick search met
 one whose ratio recovered only at 64 x H); an undecided instance is re-run at
-EXTEND and EXTEND^2 x the horizon (engine options). Reported per start: the alignment, 1 - corr and norms at
+EXTEND x the horizon (engine options; extending at 4x and again at 16x cost more than the rest
+of the search, at 4x alone a quarter stayed undecided at one seed). Reported per start: the alignment, 1 - corr and norms at
 the checkpoints, the fitted slope of log(1 - corr) against log t, and the growth of the residual
 ||p_t - p_mm log t|| over the last octave (bounded when p_mm is the limit of fixed-step GD).
 
@@ -34,9 +35,8 @@ necessity search for Assumption B is counterexamples/theorem2.py.
 import numpy as np
 
 from attnsvm.attention.losses import LOSSES
-from attnsvm.claims import Claim, Instance, Outcome, batched
+from attnsvm.claims import Claim, Instance, Outcome, batched, starts
 from attnsvm.claims import hypotheses as hyp
-from attnsvm.claims import starts
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import just, keyed_datasets, sampled_from
 from attnsvm.dynamics import limits
@@ -49,7 +49,7 @@ NGD_ETA = 0.25
 TOL = limits.Tolerances(align=0.05, floor=1e-3)
 OCTAVE_RATIO = 0.5
 CONFIRM = 4
-EXTEND = 4
+EXTEND = 8
 
 
 def rule_of(inst, budget) -> tuple[str, float, int]:
@@ -159,14 +159,14 @@ def with_b() -> Space:
 
 claim = Claim(
     name="theorem2",
-    evaluations=300,
+    evaluations=200,
     statement="Assumptions A, B, ATT-SVM(opt) feasible, eta <= 1/L_p => (a) ||p_t|| -> inf (any n); (b) if n = 1, "
               "p_t/||p_t|| -> p_mm/||p_mm|| (GD; normalized GD alongside)",
     hypotheses=hyp.of("theorem2"),
     conclusion=to_gmm,
     instances=lambda dropped: with_b(),
     confirm=(CONFIRM, CONFIRM ** 2),
-    extend=(EXTEND, EXTEND ** 2),
+    extend=(EXTEND,),
     tolerances={"align": TOL.align, "floor": TOL.floor, "octave_ratio": OCTAVE_RATIO},
     proxy=f"GD (eta = 1/L_p) for {GD_STEPS} x horizon steps or normalized GD (eta {NGD_ETA}) for {NGD_STEPS} x horizon. "
           f"(a), every n: <p_t, p_mm>/||p_mm|| (<= ||p_t||) grows over H/4, H/2, H and its last octave grows by >= "
@@ -174,7 +174,7 @@ claim = Claim(
           f"the same run: converged to p_mm when at the horizon 1 - corr(-grad L, p_mm) <= {TOL.align}, ||p_t|| grows "
           f"over H/4, H/2, H, 1 - corr(p_t, p_mm) is not increasing over the last octave (or <= {TOL.floor}) and the "
           f"max-softmax tokens are opt; failed when that holds for the p_mm(alpha) of other tokens, again at {CONFIRM} and "
-          f"{CONFIRM ** 2}x the horizon; undecided instances re-run at {EXTEND} and {EXTEND ** 2}x",
+          f"{CONFIRM ** 2}x the horizon; undecided instances re-run at {EXTEND}x",
     measures=("worst_octave_ratio", "least_growth_along_p_mm", "least_final_norm", "worst_align_gap", "worst_corr_gap",
               "worst_corr_gap_slope", "worst_residual_growth"),
 )

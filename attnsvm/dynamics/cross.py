@@ -25,8 +25,8 @@ Typical use::
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -350,6 +350,96 @@ class HeadProblem:
         log_norm = torch.where(ok, Msafe + safe.log() - math.log(self.X.shape[1]), torch.full_like(norm, float("-inf")))
         log_unsat = torch.logsumexp(a.masked_fill(is_ref, float("-inf")), -1) - torch.logsumexp(a, -1)
         return Grad(value, direction, log_norm, ref, log_unsat)
+
+
+def mlp_normalized_gd(datasets: Sequence[Dataset], heads: Sequence, eta: float, steps: int,
+                      rows: Sequence[int], pad: tuple[int, int] | None = None) -> tuple[np.ndarray, list[str]]:
+    """Normalized GD on W (from 0) of the logistic cross-attention risk with one MLP head per dataset
+    (`heads.MLPHead`, a common width), datasets of one shape, in numpy: each step is `HeadProblem.grad`'s
+    cancellation-free direction (weights loss'_i s_it (g_it - f_i) kept as sign and logarithm, taken
+    against the max-logit token) without torch's per-operation overhead (a few microseconds per
+    operation instead of tens, for the small batches of a check). Datasets share d; their inputs
+    and tokens are padded to `pad` = (n, T) (default the largest): a padded token has logit -inf and
+    a padded input no gradient term (the normalisation does not see the mean's 1/n). Pass a fixed
+    `pad` to make an instance's run the same in any batch. Returns (W at each step of `rows`,
+    (len(rows), B, d*d); per instance 'ok', 'stationary' (a zero direction) or 'non-finite')."""
+    from scipy.special import expit
+
+    n, T = pad or (max(ds.n for ds in datasets), max(ds.T for ds in datasets))
+    B, d = len(datasets), datasets[0].d
+    X, Z, Y = np.zeros((B, n, T, d)), np.zeros((B, n, d)), np.zeros((B, n))
+    live = np.zeros((B, n, T), dtype=bool)                              # real tokens of real inputs
+    for b, ds in enumerate(datasets):
+        X[b, :ds.n, :ds.T], Z[b, :ds.n], Y[b, :ds.n] = ds.X, model.queries(ds), ds.Y
+        live[b, :ds.n, :ds.T] = True
+    W1 = np.stack([h.W1 for h in heads])                                 # (B, width, d)
+    b1 = np.stack([h.b1 for h in heads])[:, None, :]                     # (B, 1, width)
+    w2 = np.stack([h.w2 for h in heads])[:, None, :]                     # (B, 1, width)
+    keys = np.einsum("bntd,bne->bntde", X, Z).reshape(B, n, T, d * d)    # vec(x_it z_i^T)
+    p = np.zeros((B, d * d))
+    want = {r: k for k, r in enumerate(rows)}
+    out = np.zeros((len(rows), B, d * d))
+    zero = np.zeros(B, dtype=bool)
+    idx = np.arange(T)
+    for k in range(steps + 1):
+        if k in want:
+            out[want[k]] = p
+        if k == steps:
+            break
+        a = np.where(live, np.einsum("bntd,bd->bnt", keys, p), -np.inf)
+        a[~live.any(-1)] = 0.0                                          # a padded input: no gradient terms
+        top = a.max(-1, keepdims=True)
+        log_s = a - top - np.log(np.exp(a - top).sum(-1, keepdims=True))
+        s = np.exp(log_s)
+        xi = np.einsum("bnt,bntd->bnd", s, X)
+        pre = np.tanh(np.einsum("bnd,bwd->bnw", xi, W1) + b1)
+        lp = -expit(-Y * (pre * w2).sum(-1)) * live.any(-1)            # logistic loss' at Y h(xi); 0 on padding
+        hgrad = np.einsum("bnw,bwd->bnd", (1 - pre ** 2) * w2, W1)
+        g = Y[..., None] * np.einsum("bntd,bnd->bnt", X, hgrad)
+        c = np.einsum("bnu,bntu->bnt", s, g[..., :, None] - g[..., None, :])
+        ref = a.argmax(-1)
+        with np.errstate(divide="ignore"):
+            log_w = log_s + np.log(np.abs(c)) + np.log(np.abs(lp))[..., None]
+        log_w[(idx[None, None, :] == ref[..., None]) | (c == 0) | ~live] = -np.inf
+        M = log_w.reshape(B, -1).max(-1)
+        fin = np.isfinite(M)
+        w = np.sign(c) * np.sign(lp)[..., None] * np.exp(log_w - np.where(fin, M, 0.0)[:, None, None])
+        k_ref = np.take_along_axis(keys, ref[..., None, None], axis=2)
+        G = np.einsum("bnt,bntd->bd", w, keys - k_ref)
+        norm = np.linalg.norm(G, axis=-1)
+        ok = fin & (norm > 0)
+        zero |= ~ok
+        p = p - eta * np.where(ok[:, None], G / np.where(ok, norm, 1.0)[:, None], 0.0)
+    status = ["non-finite" if not np.isfinite(p[b]).all() else "stationary" if zero[b] else "ok" for b in range(B)]
+    return out, status
+
+
+def softmax_of(ds: Dataset, w, mask: np.ndarray | None = None) -> np.ndarray:
+    """s_it = softmax_t(x_it^T W z_i) (n, T) at W = w (flat or (d, d)); tokens off `mask` (n, T) get 0."""
+    a = np.einsum("ntd,de,ne->nt", ds.X, np.asarray(w, dtype=np.float64).reshape(ds.d, ds.d), model.queries(ds))
+    if mask is not None:
+        a = np.where(mask, a, -np.inf)
+    a = a - a.max(-1, keepdims=True)
+    e = np.exp(a)
+    return e / e.sum(-1, keepdims=True)
+
+
+def masked_risk(ds: Dataset, head, mask: np.ndarray, w) -> tuple[float, np.ndarray]:
+    """The logistic risk with an MLP head and attention restricted to `mask` (n, T), L(W) = mean_i
+    log(1 + exp(-Y_i h(X_i^T s_i))), and its gradient in vec(W) (numpy, closed form: within the
+    sets the softmax is not saturated, so the textbook S'(a) form is exact enough)."""
+    from scipy.special import expit
+
+    s = softmax_of(ds, w, mask)
+    xi = np.einsum("nt,ntd->nd", s, ds.X)
+    pre = np.tanh(xi @ head.W1.T + head.b1)
+    m = ds.Y * (pre @ head.w2)
+    value = float(np.mean(np.logaddexp(0.0, -m)))
+    lp = -expit(-m)
+    g = ds.Y[:, None] * np.einsum("ntd,nd->nt", ds.X, ((1 - pre ** 2) * head.w2) @ head.W1)
+    c = s * (g - (s * g).sum(-1, keepdims=True))
+    G = np.einsum("n,nt,ntd,ne->de", lp, c, ds.X, model.queries(ds)) / ds.n
+    return value, G.reshape(-1)
 
 
 def generalized_w_svm(ds: Dataset, sets: Sequence[Sequence[int]]):

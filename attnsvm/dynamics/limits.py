@@ -112,6 +112,19 @@ def extend(problem: Problem, rule: UpdateRule, tr: Trajectory, steps: int) -> Tr
                       torch.cat([tr.log_unsat, more.log_unsat[1:]]), more.selected, more.final, status)
 
 
+def joined(tr: Trajectory, rows, more: Trajectory) -> Trajectory:
+    """The rows `rows` of `tr` continued by `more` (a run from their final points): records joined,
+    the second part's steps offset by the first's, the status of the second part where the first
+    was 'ok'."""
+    rows = torch.as_tensor(np.asarray(rows), dtype=torch.long)
+    offset = tr.steps[-1]
+    status = [tr.status[r] if tr.status[r] != "ok" else m for r, m in zip(rows.tolist(), more.status)]
+    return Trajectory(tr.steps + [offset + s for s in more.steps[1:]], torch.cat([tr.p[:, rows], more.p[1:]]),
+                      torch.cat([tr.value[:, rows], more.value[1:]]),
+                      torch.cat([tr.log_grad_norm[:, rows], more.log_grad_norm[1:]]),
+                      torch.cat([tr.log_unsat[:, rows], more.log_unsat[1:]]), more.selected, more.final, status)
+
+
 @dataclass(frozen=True)
 class Limit:
     """kind: 'gmm' | 'other' | 'undecided'; alpha: tokens selected at the horizon; detail: the

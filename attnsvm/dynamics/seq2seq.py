@@ -21,9 +21,9 @@ exact rows (`svm_problem`). Indices are 0-based: query k sees tokens 0..k.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -47,7 +47,7 @@ class SeqData:
     causal: bool
 
     @classmethod
-    def of(cls, ds: Dataset, labels: Sequence[Sequence[int]], causal: bool) -> "SeqData":
+    def of(cls, ds: Dataset, labels: Sequence[Sequence[int]], causal: bool) -> SeqData:
         Y = np.asarray(labels, dtype=np.int64)
         if Y.shape != (ds.n, ds.T) or not np.all(np.abs(Y) == 1):
             raise ValueError(f"labels: expected an n x T = {ds.n} x {ds.T} array of +-1, got {Y.tolist()}")
