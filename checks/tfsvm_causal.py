@@ -12,8 +12,6 @@ fit in d^2. Hypotheses `per_query_svm` (not the last query's single-query proble
 `causal_mask` (not the unmasked problem) name the predicting SVM; their witnesses show both
 mispredicting the limit (counterexamples/tfsvm_causal.py)."""
 
-from attnsvm.claims import Claim, batched, gaussian
-from attnsvm.claims import hypotheses as hyp
 from attnsvm.dynamics import seq2seq
 
 PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau=1e-3, rise=0.1, path_tol=1e-2, grid=6,
@@ -21,27 +19,11 @@ PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau
 PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
 CONFIRM = (2, 4)
 EXTEND = (2, 4)
+EVALUATIONS = 400
 
 
-@batched
-def conclusion(insts, budget):
-    return seq2seq.conclude(insts, budget, True, PROXY)
+STATEMENT = ("causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction to "
+             "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation makes "
+             "W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, against the tokens it sees")
 
-
-claim = Claim(
-    name="tfsvm-causal",
-    evaluations=400,
-    statement="causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction to "
-              "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation makes "
-              "W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, against the tokens it sees",
-    hypotheses=hyp.of("tfsvm-causal"),
-    conclusion=conclusion,
-    instances=lambda dropped: gaussian.sequences(PARTS, svm="causal"),
-    proxy=seq2seq.describe(PROXY),
-    measures=("worst_gap", "final_gap", "rank", "rows"),
-    horizon=f"{PROXY.steps} x horizon NGD steps; {PROXY.grid} radii",
-    tolerance=f"gd {PROXY.tol}, path {PROXY.path_tol}",
-    confirm=CONFIRM,
-    extend=EXTEND,
-    tolerances=PROXY.tolerances(),
-)
+claim = seq2seq.make_claim("tfsvm-causal", True, STATEMENT, PROXY, PARTS, EVALUATIONS, CONFIRM, EXTEND)

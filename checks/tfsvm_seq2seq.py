@@ -32,8 +32,6 @@ the last query) or 'full' (causal runs against the unmasked problem). Hypothesis
 mispredicting the limit. The necessity searches are counterexamples/tfsvm_seq2seq.py.
 """
 
-from attnsvm.claims import Claim, batched, gaussian
-from attnsvm.claims import hypotheses as hyp
 from attnsvm.dynamics import seq2seq
 
 PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau=1e-3, rise=0.1, path_tol=1e-2, grid=6,
@@ -41,27 +39,11 @@ PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau
 PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
 CONFIRM = (2, 4)     # longer horizons (factors) at which a failing instance is re-judged
 EXTEND = (2, 4)      # ... and an undecided one
+EVALUATIONS = 400    # a path instance (a quarter) costs 17-35 ms: they bound the count
 
 
-@batched
-def conclusion(insts, budget):
-    return seq2seq.conclude(insts, budget, False, PROXY)
+STATEMENT = ("sequence-to-sequence self-attention (every token a query, query k sees every t): normalized GD converges "
+             "in direction to W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and "
+             "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query")
 
-
-claim = Claim(
-    name="tfsvm-seq2seq",
-    evaluations=400,
-    statement="sequence-to-sequence self-attention (every token a query, query k sees every t): normalized GD converges "
-              "in direction to W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and "
-              "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query",
-    hypotheses=hyp.of("tfsvm-seq2seq"),
-    conclusion=conclusion,
-    instances=lambda dropped: gaussian.sequences(PARTS, svm="seq"),
-    proxy=seq2seq.describe(PROXY),
-    measures=("worst_gap", "final_gap", "rank", "rows"),
-    horizon=f"{PROXY.steps} x horizon NGD steps; {PROXY.grid} radii",
-    tolerance=f"gd {PROXY.tol}, path {PROXY.path_tol}",
-    confirm=CONFIRM,
-    extend=EXTEND,
-    tolerances=PROXY.tolerances(),
-)
+claim = seq2seq.make_claim("tfsvm-seq2seq", False, STATEMENT, PROXY, PARTS, EVALUATIONS, CONFIRM, EXTEND)

@@ -152,7 +152,7 @@ RESULTS: list[Entry] = [
                     "so GD from (5, 0) never reaches the GMM (1, -3)'s direction: it tends to the LMM (1, 0)",
           source="A, Appendix E, Figure 8"),
     Entry("theorem3", "Theorem 3: local GD convergence to an LMM from its cone", A,
-          uses=("assumption-A", "definition2", "lemma6", "lemma7"),
+          uses=("assumption-A", "definition2", "lemma6", "lemma7", "theorem2"),
           hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"), necessity=("locally_optimal",),
           statement="Assumption A, alpha locally optimal (Definition 2) => there are mu in (0, 1) and R_mu such that "
                     "GD with eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm(alpha)) has ||p_t|| -> oo and "

@@ -187,53 +187,32 @@ def kq_normalized_gd(problem: Problem, kq: KQ, theta0, steps: int, eta: float, e
     rule are `dynamics.run`'s; where the kernel does not run (a GPU, a custom loss) it is
     `dynamics.run` itself."""
     from attnsvm import dynamics
-    from attnsvm.dynamics.trajectory import UNDERFLOW, Trajectory, record_schedule
+    from attnsvm.dynamics.limits import lean_run
 
     fused = problem.fused if problem.K.device.type == "cpu" else None
     if fused is None or not fused.loss_code:
         return dynamics.run(problem, dynamics.NormalizedGD(eta), theta0, steps, every, param=kq)
     B, d, m = problem.batch, kq.d, kq.m
-    theta = np.array(np.broadcast_to(np.asarray(theta0, dtype=np.float64), (B, 2 * d * m)))
-    keep, ws = record_schedule(steps, every), fused.workspace()
-    keep_set = set(keep)
-    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
-    stopped = stalled = np.zeros(B, dtype=bool)
-    selected = None
-    for k in range(steps + 1):
-        K, Q = theta[:, : d * m].reshape(B, d, m), theta[:, d * m:].reshape(B, d, m)
-        p = (K @ Q.transpose(0, 2, 1)).reshape(B, d * d)
-        if k in keep_set:
-            g = problem.grad(torch.from_numpy(p))
-            rows["p"].append(torch.from_numpy(p.copy()))
-            rows["value"].append(g.value)
-            rows["log_unsat"].append(g.log_unsat)
-            D, log_norm, selected = g.direction.numpy(), g.log_norm.numpy(), g.selected
-        else:
-            D, log_norm, _ = fused.arrays(p, ws)
+
+    def factors(theta):
+        return theta[:, : d * m].reshape(B, d, m), theta[:, d * m:].reshape(B, d, m)
+
+    def to_p(theta):
+        K, Q = factors(theta)
+        return (K @ Q.transpose(0, 2, 1)).reshape(B, d * d)
+
+    def update(theta, D, log_norm):
+        K, Q = factors(theta)
         D = D.reshape(B, d, d)
         flat = np.concatenate([(D @ Q).reshape(B, -1), (D.transpose(0, 2, 1) @ K).reshape(B, -1)], -1)
         norm = np.linalg.norm(flat, axis=-1)
         ok = norm > 0
-        direction = np.where(ok[:, None], flat / np.where(ok, norm, 1.0)[:, None], 0.0)
-        if k in keep_set:
-            with np.errstate(divide="ignore"):
-                rows["log_grad_norm"].append(torch.from_numpy(np.where(ok, log_norm + np.log(np.where(ok, norm, 1.0)),
-                                                                        -np.inf)))
-        if k == steps:
-            break
-        new = theta - eta * direction
-        if k == steps - 1:
-            with np.errstate(divide="ignore"):
-                lg = np.where(ok, log_norm + np.log(np.where(ok, norm, 1.0)), -np.inf)
-            stopped = (new == theta).all(-1)
-            stalled = stopped & (lg < UNDERFLOW)
-        theta = new
-    finite = np.isfinite(theta).all(-1)
-    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
-              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
-    final = torch.from_numpy(p)
-    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
-                      torch.stack(rows["log_unsat"]), selected, final, status, torch.from_numpy(theta))
+        safe = np.where(ok, norm, 1.0)
+        with np.errstate(divide="ignore"):
+            lg = np.where(ok, log_norm + np.log(safe), -np.inf)
+        return theta - eta * np.where(ok[:, None], flat / safe[:, None], 0.0), lg
+
+    return lean_run(problem, theta0, steps, every, update, to_p)
 
 
 def train_each(datasets: Sequence[Dataset], rule, steps: int, param: str = "W", m: int | None = None,

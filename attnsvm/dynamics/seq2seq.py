@@ -432,3 +432,21 @@ def describe(proxy: Proxy) -> str:
             f"R = 2^k ||W_mm(opt)||, k < {proxy.grid} (+1 per horizon doubling), 1 - corr <= {proxy.path_tol} at the "
             f"largest R and non-increasing over the last {proxy.last}; a plateau above refutes. feasibility: exact rank "
             f"of the difference rows, else an exact Farkas certificate for some alpha (at most {proxy.max_alphas} searched)")
+
+
+def make_claim(name: str, causal: bool, statement: str, proxy: Proxy, parts, evaluations: int, confirm, extend):
+    """A sequence check's claim from its own constants: hypotheses from the registry (`name`), the
+    batched conclusion `conclude(..., causal, proxy)`, instances `claims.gaussian.sequences(parts)`."""
+    from attnsvm.claims import Claim, batched, gaussian
+    from attnsvm.claims import hypotheses as hyp
+
+    @batched
+    def conclusion(insts, budget):
+        return conclude(insts, budget, causal, proxy)
+
+    return Claim(name=name, evaluations=evaluations, statement=statement, hypotheses=hyp.of(name), conclusion=conclusion,
+                 instances=lambda dropped: gaussian.sequences(parts, svm="causal" if causal else "seq"),
+                 proxy=describe(proxy), measures=("worst_gap", "final_gap", "rank", "rows"),
+                 horizon=f"{proxy.steps} x horizon NGD steps; {proxy.grid} radii",
+                 tolerance=f"gd {proxy.tol}, path {proxy.path_tol}", confirm=tuple(confirm), extend=tuple(extend),
+                 tolerances=proxy.tolerances())
