@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -154,7 +154,7 @@ def nuclear_svm(problem):
     status 'optimal' only when Clarabel reports Solved, else 'error' (or 'infeasible' with a Farkas
     vector). W*_mm need not be unique: compare nuclear norms, not directions."""
     import clarabel
-    import scipy.sparse as sparse
+    from scipy import sparse
 
     from attnsvm.svm.margin import SVMResult, _finish, _infeasible, unit_scale
 
