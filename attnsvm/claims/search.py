@@ -207,7 +207,7 @@ class Search:
             self.stats["not_applicable"] += 1
             self.outside[out.reason or "outside the claim (no reason given)"] += 1
             return
-        if record is not None:
+        if record is not None and out.holds is not None:    # undecided outcomes do not steer (toward more of them)
             for label, value in targets(out, self.claim.measures).items():
                 if label not in self.bests or value >= self.bests[label][0]:
                     self.bests[label] = (value, record)
