@@ -569,10 +569,15 @@ def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Regi
     ud = (u * d).sum(-1)
     sphere = region.on_boundary(x) & (ud < 0)
     eye = torch.eye(x.shape[-1], dtype=x.dtype, device=x.device).expand_as(H)
-    P = eye - u[:, :, None] * u[:, None, :]
-    A_sph = _mm(_mm(P, H), P) - (ud / R)[:, None, None] * P + u[:, :, None] * u[:, None, :]
+    uu = u[:, :, None] * u[:, None, :]
+    P = eye - uu
+    # P H P = H - u (H u)^T - (H u) u^T + (u^T H u) u u^T (H symmetric), without matrix products
+    Hu = (H * u[:, None, :]).sum(-1)
+    uHu = (Hu * u).sum(-1)
+    PHP = H - u[:, :, None] * Hu[:, None, :] - Hu[:, :, None] * u[:, None, :] + uHu[:, None, None] * uu
+    A_sph = PHP - (ud / R)[:, None, None] * P + uu
     A = torch.where(sphere[:, None, None], A_sph, H)
-    rhs = torch.where(sphere[:, None], -_mm(P, d[..., None])[..., 0], -d)
+    rhs = torch.where(sphere[:, None], -(d - ud[:, None] * u), -d)
     A = (A + A.transpose(1, 2)) / 2
     ev = torch.linalg.eigvalsh(A)
     valid = ev.min(-1).values > 1e-12 * ev.abs().max(-1).values.clamp_min(DIV_FLOOR)
@@ -827,7 +832,7 @@ def kq_scaled_hessian(Hp: torch.Tensor, direction: torch.Tensor, theta: torch.Te
     V = torch.stack([torch.cat([_mm(K, Sk).flatten(1), _mm(Q, Sk).flatten(1)], -1) for Sk in S], -1)
     U, sv, _ = torch.linalg.svd(V, full_matrices=False)
     U = U * (sv > 1e-10 * sv.amax(-1, keepdim=True).clamp_min(DIV_FLOOR))[:, None, :]
-    scale = torch.linalg.matrix_norm(H, 2).clamp_min(DIV_FLOOR)
+    scale = torch.linalg.matrix_norm(H).clamp_min(DIV_FLOOR)          # Frobenius: any positive multiple does
     return H + scale[:, None, None] * _mm(U, U.transpose(1, 2))
 
 
