@@ -4,7 +4,9 @@ at ||W_mm / margin||_* / ||W*_mm||_* - 1 > 0. Strict optimality and feasibility 
 them the limit the statement names is undefined); svms_differ only makes the check discriminating."""
 
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.tfsvm_regpath_kq import kq_instances
 
 SEARCHES = {
-    "kq_parameterisation": Search(note="the Frobenius ball: the path goes to W_mm, not a nuclear-norm solution"),
+    "kq_parameterisation": Search(instances=lambda dropped: kq_instances(param="W", narrow=False),
+                                  note="the Frobenius ball: the path goes to W_mm, not a nuclear-norm solution"),
 }

@@ -9,8 +9,21 @@ Assumption A and feasibility are not searched (library losses all meet A; withou
 W_mm(alpha) does not exist)."""
 
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.tfsvm_regpath_w import regpath_instances
+
+
+def feasible_non_lmm(sels):
+    return [s for s in sels if s.feasible and not s.locally_optimal], None
+
+
+def non_global_lmm_in_the_ball(sels):
+    return [s for s in sels if s.locally_optimal and not s.is_gmm], "ball"
+
 
 SEARCHES = {
-    "locally_optimal": Search(note="a feasible non-LMM alpha: the cone path sticks to the cone's boundary"),
-    "global_is_opt": Search(note="a non-global LMM with the unconstrained path: it converges to W_mm(opt)"),
+    "locally_optimal": Search(instances=lambda dropped: regpath_instances(feasible_non_lmm),
+                              note="a feasible non-LMM alpha: the cone path sticks to the cone's boundary"),
+    "global_is_opt": Search(instances=lambda dropped: regpath_instances(non_global_lmm_in_the_ball,
+                                                                        lambda c: (c.integer(2, 3, "size"), 3, 3)),
+                            note="a non-global LMM with the unconstrained path: it converges to W_mm(opt)"),
 }

@@ -15,7 +15,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.results.lemmas.tfsvm_nuclear import am_gm, balanced
+from attnsvm.claims.identities import am_gm, balanced
 
 STATEMENT = ("Assumption A, opt strictly optimal, (Att-SVM) for opt feasible: the (K, Q) path min L(K Q^T) s.t. "
              "||K||_F^2 + ||Q||_F^2 <= 2R has K Q^T / R -> the nuclear-norm solutions W*_mm(opt)/||W*_mm||_* (m >= d), "

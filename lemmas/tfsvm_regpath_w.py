@@ -15,7 +15,7 @@ import sympy as sp
 
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.results.lemmas.tfsvm_frobenius import gradients, vectorisation
+from attnsvm.claims.identities import vectorisation, w_gradient
 
 STATEMENT = ("Assumption A: W(R) = argmin_{||W||_F <= R} L(W) has W(R)/R -> W_mm(opt)/||W_mm(opt)||_F when opt is strictly "
              "optimal and (Att-SVM) for opt is feasible; for alpha locally optimal, the path confined to "
@@ -37,7 +37,7 @@ def outline() -> Outline:
         Step("vec: logits, norm and (Att-SVM) rows of W are those of the p-problem with keys vec(x_it z_i^T), ||p|| = "
              "||W||_F (symbolic d)", "symbolic", vectorisation),
         Step("the W-gradient is the reshaped p-gradient (symbolic T, d): the W path is the p path in R^{d^2}", "symbolic",
-             gradients),
+             w_gradient),
         Step("the keyed lift keeps every score gamma_it and its keys are vec(x_it z_i^T): Definition 2 (neighbours, local "
              "optimality) of the W-SVM is Definition 2 of the lifted p-SVM", "symbolic", lifted_scores,
              by=("definition2",)),

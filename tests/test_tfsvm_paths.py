@@ -19,7 +19,6 @@ from attnsvm.claims.budget import Budget
 from attnsvm.claims.search import check
 from attnsvm.dynamics import cross, regpath
 from attnsvm.svm import geometry, w_svm, wlift
-from attnsvm.results.checks.tfsvm_regpath_w import settle
 
 IDS = ("tfsvm-regpath-w", "tfsvm-regpath-kq", "tfsvm-global", "tfsvm-landscape")
 SMALL = Budget("small", evaluations=3, seconds=None, min_instances=3, horizon=1.0, limit=300.0)
@@ -134,6 +133,14 @@ def test_kq_path_stays_in_the_ball_and_its_nuclear_norm_is_bounded():
 
 
 # ---- the proxies ------------------------------------------------------------------------------
+
+def settle(values, tol):
+    """tfsvm-regpath-w's reading of a measure along the radii: its last window, its constants."""
+    from attnsvm.dynamics import paths
+    from attnsvm.results.checks import tfsvm_regpath_w as rw
+
+    return paths.settles(values[-rw.LAST:], tol, rw.PLATEAU, rw.FLOOR)
+
 
 def test_settle_semantics():
     assert settle([0.2, 0.05, 0.009, 0.004, 0.002], 0.01) is True

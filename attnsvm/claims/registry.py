@@ -252,7 +252,7 @@ RESULTS: list[Entry] = [
           source="A, Appendix D, Theorem 8, (ATT-SVM'); proof D.1, eq. (84)"),
     Entry("tfsvm-regpath-w", "W regularization path -> W_mm(opt); in an LMM's cone -> that LMM", B,
           uses=("theorem1", "theorem4", "definition2", "assumption-A"),
-          hypotheses=("assumption_A", "feasible", "locally_optimal", "global_is_opt"),
+          hypotheses=("loss.assumption_A", "w_svm.feasible", "w_svm.locally_optimal", "regpath.global_is_opt"),
           necessity=("locally_optimal", "global_is_opt"),
           statement="min L(W) over ||W||_F <= R converges in direction to W_mm(opt) (strict, feasible); confined to "
                     "cone_mu(W_mm(alpha)) and ||W|| >= R0 it converges to W_mm(alpha) for locally optimal alpha",
@@ -302,7 +302,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix C.2, Lemma 12, eq. (77)"),
     Entry("tfsvm-regpath-kq", "(K, Q) regularization path -> nuclear-norm W*_mm (rank <= m when m < d)", B,
           uses=("tfsvm-nuclear", "theorem1", "assumption-A"),
-          hypotheses=("assumption_A", "strict_optimality", "gmm_feasible", "kq_parameterisation", "svms_differ"),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "w_svm.gmm_feasible", "dynamics.kq_parameterisation",
+                      "regpath.svms_differ"),
           necessity=("kq_parameterisation",),
           statement="min L(K Q^T) over ||K||_F^2 + ||Q||_F^2 <= 2R converges in direction to W*_mm(opt) (nuclear norm) "
                     "for m >= d and to the rank-<= m nuclear SVM for m < d; checked where W_mm and that limit differ",
