@@ -3,27 +3,9 @@ regularization path (v, p)(r, R) = argmin L(v, p) s.t. ||v|| <= r, ||p|| <= R co
 direction to (v_mm, p_mm(alpha)), v_mm the label SVM on the selected tokens r_i = x_{i,alpha_i}.
 
 Assumption C ("selecting alpha maximises the label margin; mixing in other tokens strictly
-shrinks it") is encoded as a predicate decided EXACTLY on three computable parts, over a set of
-inputs I (all inputs here; the support set S in Theorem 6):
-
-- C1, vertices: alpha_I is the unique maximiser of the label margin 1/||v_mm(beta)|| over all
-  pure selections beta_I (T^|I| <= 64, each label SVM certified by exact KKT or Farkas);
-- C2, first-order mixing: with v_mm = v_mm(alpha) (exact), every input of I is a support
-  vector with a strictly positive multiplier in some optimal dual (certificates.positive_dual)
-  and its selected token strictly out-scores its others under v_mm. Moving mass pi to token t
-  of input i changes the margin at rate lambda_i Y_i v_mm^T (x_it - x_{i,alpha_i}) < 0 (Danskin),
-  so every mixing direction shrinks the margin to first order.
-- C3, mixtures: every attention mixture s (s_i in the simplex) whose non-optimal mass on some
-  input is q, for q on the grid MIX_GRID, has a strictly smaller margin, certified exactly.
-  This is a finite check: for a fixed unit v the margin min_i Y_i v^T r_i(s) is linear in each
-  s_i and maximised input by input, so the largest margin over the mixtures with mass >= q on
-  input j is the largest over the label SVMs with inputs i != j pure (any beta_i) and input j
-  mixing x_{j,alpha_j} with one x_jt at mass exactly q (or pure at t) (`mixtures_shrink`).
-The same reduction shows that C1 + C2 already imply C over every mixture, with a linear rate
-(margin <= 1/||v_mm|| - c q): a mixture keeping margin 1/||v_mm|| forces v = v_mm and needs an
-input whose selected score exceeds 1 (a non-support input) or a competing pure selection; and
-C2's positive multiplier makes the rate at q -> 0 positive (Danskin). C3 is the explicit
-check of that consequence on the grid (tests pin that it never disagrees).
+shrinks it") is decided exactly on three computable parts over all inputs (C1 vertices, C2
+first-order mixing, C3 mixtures on a grid; `svm.joint`, which shows why C1 + C2 imply C over
+every mixture): the hypothesis `joint.assumption_C`.
 
 The path and the proxy are `claims.joint`'s (`joint_gaps`, this result's tolerances in PROXY):
 the joint path on the instance's ray r = kappa R, kappa = r_over_R drawn from RATIOS = 1, 1/4,
@@ -36,8 +18,7 @@ last LAST radii and falling like a power of R; fails when either stays above GAP
 decreasing by PLATEAU (relative) over them, and still does at 4x the radii (the engine's
 `confirm`: a solve short of iterations can stop at a worse local solution); undecided instances
 are re-evaluated at 2 and 4x the radii (`extend`), then INCONCLUSIVE, as is any instance whose
-solves did not settle.
-Assumption C (`svm.joint`, C1-C3 over all inputs) is the hypothesis `joint.assumption_C`."""
+solves did not settle."""
 
 import numpy as np
 
