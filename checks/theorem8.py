@@ -43,7 +43,7 @@ GAP_TOL = 1e-3
 SLOPE = -1.0
 PLATEAU = 1e-3
 LAST = 3
-ITERS = 30          # solver iterations per radius at horizon 1 (scaled with the horizon)
+ITERS = 15          # solver iterations per radius at horizon 1 (scaled with the horizon)
 GRID = 6
 UNDECIDED = "gap above tolerance but still decreasing at the largest radius"
 
