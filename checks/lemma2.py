@@ -35,7 +35,7 @@ def feasible(insts, budget) -> list[Outcome]:
 
 claim = Claim(
     name="lemma2",
-    evaluations=2000,
+    evaluations=1100,
     statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
     hypotheses=hyp.of("lemma2"),
     conclusion=feasible,

@@ -90,7 +90,7 @@ def premise_pairs(datasets: Space, lo: int = -2, hi: int = 2, p_optimal: bool = 
 
 claim = Claim(
     name="lemma8",
-    evaluations=2000,
+    evaluations=1100,
     statement="unit p, q with the same unique selected tokens, both neighbour-optimal, Gamma(p) > Gamma(q) => "
               "L(R p) < L(R q) for all large R",
     hypotheses=hyp.of("lemma8"),

@@ -54,7 +54,7 @@ def below_baseline(insts, budget) -> list[Outcome]:
 
 claim = Claim(
     name="lemma9",
-    evaluations=2000,
+    evaluations=1100,
     statement="unit q with unique selected tokens alpha, every directional neighbour scoring above its selected token "
               "=> L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R",
     hypotheses=hyp.of("lemma9"),

@@ -77,7 +77,8 @@ NAMES = ("gd", "ngd", "polyak")
 STEPS = 200            # every rule's horizon, from random and hard starts (of scale <= 1 NGD turns within ~10 steps)
 POLYAK_STEPS = STEPS
 HARD_SCALES = (0.1, 1.0)    # hard starts' scales (Polyak's first capped step throws larger ones: rates-global)
-QUICK = 200             # instances at --budget quick (not 1000: Polyak's steps, docstring)
+QUICK = 230             # instances at --budget quick: about 8% fall outside the claim, so 200 meet it
+                        # (not 1000: Polyak's steps, docstring)
 
 
 def _factors(inst) -> tuple[float, ...]:

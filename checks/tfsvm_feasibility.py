@@ -46,7 +46,7 @@ def _at_threshold(c):
 
 claim = Claim(
     name="tfsvm-feasibility",
-    evaluations=2000,
+    evaluations=1100,
     statement="d >= T-1, d >= n and generic data => the W-SVM (Att-SVM) is feasible for every alpha",
     hypotheses=hyp.of("tfsvm-feasibility"),
     conclusion=feasible_for_alpha,

@@ -77,7 +77,7 @@ def global_instances(n=(1, 3), T=(2, 4), d=(2, 3)) -> Space:
 
 claim = Claim(
     name="tfsvm-global",
-    evaluations=1500,
+    evaluations=1100,
     statement="logistic loss, strict optimality, W-SVM(opt) feasible, a score gap at least the non-optimal spread, "
               "an initial gradient that ranks every optimal token first and linearly independent queries => normalized "
               "GD from W_0 = 0 converges in direction to W_mm(opt)",

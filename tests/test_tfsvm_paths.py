@@ -224,7 +224,9 @@ def test_no_stationary_point_with_fewer_dimensions_than_tokens():
 def test_spurious_lmm_exists_at_the_threshold():
     """d = max(T - 1, n) with generic Gaussian data does not rule out spurious LMMs (exact certificates): the
     'no spurious LMM' reading needs d well past the threshold (the transition)."""
-    from attnsvm.results.checks.tfsvm_feasibility import generic
+    from attnsvm.claims.hypotheses import get
+
+    generic = get("data.generic").holds
     from attnsvm.results.checks.tfsvm_landscape import spurious_exact
     for seed in range(40):
         ds = gaussian_dataset(seed, 2, 3, 2, cross_queries=True)

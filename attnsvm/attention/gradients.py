@@ -131,6 +131,7 @@ def linear_head_grad(K: torch.Tensor | Keys, gamma: torch.Tensor, p: torch.Tenso
     n*T*eps * 2n max_it ||k_it||; a computed norm at most `Keys.bound` = ROUNDING * 2n max_it ||k_it||
     (for n*T = 48, 190x that worst case) is untrusted: direction 0, log_norm the log of the bound."""
     keys = Keys.of(K) if isinstance(K, torch.Tensor) else K
+    gamma = gamma.contiguous()           # the in-place index_add below needs views (an expanded gamma is not one)
     B, n, T = gamma.shape
     a = keys.logits(p).view(B, n, T)
     top, ref = a.max(-1)                                                  # max-logit token (first on ties)

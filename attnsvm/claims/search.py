@@ -72,7 +72,7 @@ BATCH = 256                     # instances a batched conclusion evaluates toget
 FIRST_BATCH = 8                 # its first batch; each next one doubles up to BATCH (a claim that
                                 # fails often is refuted before a whole batch is spent)
 GENERATION = 64                 # mutants per generation of the targeted phase, for a batched conclusion
-SEQUENTIAL_CAP = 32             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
+SEQUENTIAL_CAP = 16             # a batched claim's one-at-a-time Hypothesis phase evaluates at most this many
 RUNAWAY = 10                    # runaway guard: past max(budget.limit, RUNAWAY x projected cost), an error row
 
 
