@@ -4,6 +4,7 @@ a dynamics claim that fails on well under 1% of its instances is REFUTED at quic
 neighbour is not."""
 
 import numpy as np
+import torch
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -88,3 +89,23 @@ def test_a_rare_dynamics_failure_is_refuted_at_quick_and_its_true_neighbour_is_n
     true = check(D.one_input, "quick", 0)
     assert true.verdict in (Verdict.SUPPORTED, Verdict.CERTIFIED), true.evidence
     assert true.evidence["instances"] >= 1000 and true.evidence["batched"]
+
+
+def test_the_kernel_stepped_loop_is_bitwise_the_same_in_a_batch_of_13_as_alone():
+    """`trajectory.kernel_run` (fixed-step GD and (K, Q) normalized GD in numpy over the fused
+    kernel) pads its batches as `run` does: its recorded steps' statistics come from torch."""
+    from attnsvm.dynamics import cross
+    from attnsvm.dynamics.limits import run_gd
+    from attnsvm.dynamics.smoothness import smoothness_constant
+
+    dss = [gaussian_dataset(seed, 2, 3, 2) for seed in range(13)]
+    eta = [1 / smoothness_constant(ds) for ds in dss]
+    together = run_gd(dynamics.Problem.from_datasets(dss), eta, np.zeros(2), 400, every=25)
+    kq = cross.KQ(2, 2)
+    theta = kq.random(np.random.default_rng(0), 0.1, len(dss)).numpy()
+    kq_together = cross.kq_normalized_gd(cross.w_problem(dss), kq, theta, 300, 0.1, every=30)
+    for k, ds in enumerate(dss):
+        alone = run_gd(dynamics.Problem.from_datasets([ds]), [eta[k]], np.zeros(2), 400, every=25)
+        assert torch.equal(alone.value[:, 0], together.value[:, k]) and torch.equal(alone.final[0], together.final[k])
+        kq_alone = cross.kq_normalized_gd(cross.w_problem([ds]), kq, theta[k:k + 1], 300, 0.1, every=30)
+        assert torch.equal(kq_alone.value[:, 0], kq_together.value[:, k])

@@ -187,24 +187,24 @@ def kq_normalized_gd(problem: Problem, kq: KQ, theta0, steps: int, eta: float, e
     rule are `dynamics.run`'s; where the kernel does not run (a GPU, a custom loss) it is
     `dynamics.run` itself."""
     from attnsvm import dynamics
-    from attnsvm.dynamics.limits import lean_run
+    from attnsvm.dynamics.trajectory import kernel_run
 
     fused = problem.fused if problem.K.device.type == "cpu" else None
     if fused is None or not fused.loss_code:
         return dynamics.run(problem, dynamics.NormalizedGD(eta), theta0, steps, every, param=kq)
-    B, d, m = problem.batch, kq.d, kq.m
+    d, m = kq.d, kq.m
 
     def factors(theta):
-        return theta[:, : d * m].reshape(B, d, m), theta[:, d * m:].reshape(B, d, m)
+        return theta[:, : d * m].reshape(-1, d, m), theta[:, d * m:].reshape(-1, d, m)
 
     def to_p(theta):
         K, Q = factors(theta)
-        return (K @ Q.transpose(0, 2, 1)).reshape(B, d * d)
+        return (K @ Q.transpose(0, 2, 1)).reshape(-1, d * d)
 
-    def update(theta, D, log_norm):
+    def update(theta, D, log_norm, rate):
         K, Q = factors(theta)
-        D = D.reshape(B, d, d)
-        flat = np.concatenate([(D @ Q).reshape(B, -1), (D.transpose(0, 2, 1) @ K).reshape(B, -1)], -1)
+        D = D.reshape(-1, d, d)
+        flat = np.concatenate([(D @ Q).reshape(len(D), -1), (D.transpose(0, 2, 1) @ K).reshape(len(D), -1)], -1)
         norm = np.linalg.norm(flat, axis=-1)
         ok = norm > 0
         safe = np.where(ok, norm, 1.0)
@@ -212,7 +212,7 @@ def kq_normalized_gd(problem: Problem, kq: KQ, theta0, steps: int, eta: float, e
             lg = np.where(ok, log_norm + np.log(safe), -np.inf)
         return theta - eta * np.where(ok[:, None], flat / safe[:, None], 0.0), lg
 
-    return lean_run(problem, theta0, steps, every, update, to_p)
+    return kernel_run(problem, theta0, steps, every, update, to_p)
 
 
 def train_each(datasets: Sequence[Dataset], rule, steps: int, param: str = "W", m: int | None = None,

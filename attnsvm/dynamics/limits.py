@@ -58,61 +58,20 @@ def alignment_gap(problem: Problem, p: torch.Tensor, q) -> np.ndarray:
     return (1 - c).cpu().numpy()
 
 
-def lean_run(problem: Problem, theta0, steps: int, every: int | None, update, to_p=None) -> Trajectory:
-    """A run whose unrecorded steps take the fused kernel's gradient direction in numpy (no torch
-    round trip per step), its recorded steps, final point and status rule `trajectory.run`'s.
-    `update(theta, direction, log_norm) -> (new theta, log of the gradient norm in theta)`;
-    `to_p(theta)` maps trained coordinates to the problem's p (default: theta is p). The problem's
-    kernel must run (`problem.fused`, a library loss, CPU): callers fall back to `trajectory.run`."""
-    from attnsvm.dynamics.trajectory import UNDERFLOW, record_schedule
-
-    fused, B = problem.fused, problem.batch
-    theta = np.array(np.asarray(theta0, dtype=np.float64).reshape(-1, np.shape(theta0)[-1]))
-    theta = np.array(np.broadcast_to(theta, (B, theta.shape[-1])))
-    keep, ws = record_schedule(steps, every), fused.workspace()
-    keep_set = set(keep)
-    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
-    stopped = stalled = np.zeros(B, dtype=bool)
-    selected = None
-    for k in range(steps + 1):
-        p = theta if to_p is None else to_p(theta)
-        if k in keep_set:
-            g = problem.grad(torch.from_numpy(p))
-            rows["p"].append(torch.from_numpy(p.copy()))
-            rows["value"].append(g.value)
-            rows["log_unsat"].append(g.log_unsat)
-            D, log_norm, selected = g.direction.numpy(), g.log_norm.numpy(), g.selected
-        else:
-            D, log_norm, _ = fused.arrays(p, ws)
-        new, lg = update(theta, D, log_norm)
-        if k in keep_set:
-            rows["log_grad_norm"].append(torch.from_numpy(np.array(lg)))
-        if k == steps:
-            break
-        if k == steps - 1:
-            stopped = (new == theta).all(-1)
-            stalled = stopped & (lg < UNDERFLOW)
-        theta = new
-    finite = np.isfinite(theta).all(-1)
-    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
-              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
-    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
-                      torch.stack(rows["log_unsat"]), selected, torch.from_numpy(p), status,
-                      None if to_p is None else torch.from_numpy(theta))
-
-
 def run_gd(problem: Problem, eta, p0, steps: int, every: int | None = None) -> Trajectory:
     """`trajectory.run(problem, GD(eta), p0, steps, every)` (eta a number or one per instance) with its
-    unrecorded steps in numpy on the fused kernel (`lean_run`: p <- p - eta exp(log||g||) g/||g||,
+    steps in numpy on the fused kernel (`trajectory.kernel_run`: p <- p - eta exp(log||g||) g/||g||,
     about 2.5x fewer microseconds per step than the torch loop for the few instances of one shape
     that a check runs together); where the kernel does not run (a GPU, a custom loss) it is `run`."""
     from attnsvm.dynamics.rules import GD
+    from attnsvm.dynamics.trajectory import kernel_run
 
     fused = problem.fused if problem.K.device.type == "cpu" else None
     if fused is None or not fused.loss_code:
         return run(problem, GD(eta), p0, steps, every)
     step = -np.broadcast_to(np.asarray(eta, dtype=np.float64), (problem.batch,))
-    return lean_run(problem, p0, steps, every, lambda p, D, log_norm: (p + D * (step * np.exp(log_norm))[:, None], log_norm))
+    return kernel_run(problem, p0, steps, every, lambda p, D, log_norm, rate: (p + D * (rate * np.exp(log_norm))[:, None],
+                                                                                log_norm), rate=step)
 
 
 def extend(problem: Problem, rule: UpdateRule, tr: Trajectory, steps: int) -> Trajectory:

@@ -133,6 +133,64 @@ def _padded_rule(rule: UpdateRule, B: int, extra: int) -> UpdateRule | None:
     return replace(rule, **changes) if changes else rule
 
 
+def kernel_run(problem: Problem, theta0, steps: int, every: int | None, update, to_p=None, rate=None) -> Trajectory:
+    """The second loop: an update written in numpy over the fused kernel's gradient direction (no
+    torch round trip per step; recorded steps take the statistics from `Problem.grad`), for rules
+    cheaper in numpy than as torch `UpdateRule`s (fixed-step GD, normalized GD in (K, Q)).
+    `update(theta, direction, log_norm, rate) -> (new theta, log of the gradient norm in theta)`,
+    `rate` (B,) a per-instance parameter (e.g. the step); `to_p(theta)` maps trained coordinates to
+    the problem's p (default: theta is p). Recorded steps, final point and status rule are `run`'s,
+    and so is the padding to a multiple of ROWS instances (an instance's run does not depend on
+    its batch). The problem's kernel must run (`problem.fused`, a library loss, CPU): callers fall
+    back to `run`."""
+    B = problem.batch
+    extra = -B % ROWS
+    rate = np.zeros(B) if rate is None else np.broadcast_to(np.asarray(rate, dtype=np.float64), (B,))
+    theta = np.array(np.broadcast_to(np.asarray(theta0, dtype=np.float64).reshape(-1, np.shape(theta0)[-1]),
+                                     (B, np.shape(theta0)[-1])))
+    if extra:
+        problem = Problem(_pad(problem.K, extra), _pad(problem.gamma, extra), problem.loss, problem.fused_kernel)
+        theta = np.concatenate([theta, np.repeat(theta[-1:], extra, axis=0)])
+        rate = np.concatenate([rate, np.repeat(rate[-1:], extra)])
+    tr = _kernel_run(problem, theta, steps, every, update, to_p, rate)
+    return Trajectory(tr.steps, tr.p[:, :B], tr.value[:, :B], tr.log_grad_norm[:, :B], tr.log_unsat[:, :B],
+                      tr.selected[:B], tr.final[:B], tr.status[:B], None if tr.theta is None else tr.theta[:B])
+
+
+def _kernel_run(problem: Problem, theta: np.ndarray, steps: int, every: int | None, update, to_p, rate) -> Trajectory:
+    fused, B = problem.fused, problem.batch
+    keep, ws = record_schedule(steps, every), fused.workspace()
+    keep_set = set(keep)
+    rows: dict[str, list] = {k: [] for k in ("p", "value", "log_grad_norm", "log_unsat")}
+    stopped = stalled = np.zeros(B, dtype=bool)
+    selected = None
+    for k in range(steps + 1):
+        p = theta if to_p is None else to_p(theta)
+        if k in keep_set:
+            g = problem.grad(torch.from_numpy(p))
+            rows["p"].append(torch.from_numpy(p.copy()))
+            rows["value"].append(g.value)
+            rows["log_unsat"].append(g.log_unsat)
+            D, log_norm, selected = g.direction.numpy(), g.log_norm.numpy(), g.selected
+        else:
+            D, log_norm, _ = fused.arrays(p, ws)
+        new, lg = update(theta, D, log_norm, rate)
+        if k in keep_set:
+            rows["log_grad_norm"].append(torch.from_numpy(np.array(lg)))
+        if k == steps:
+            break
+        if k == steps - 1:
+            stopped = (new == theta).all(-1)
+            stalled = stopped & (lg < UNDERFLOW)
+        theta = new
+    finite = np.isfinite(theta).all(-1)
+    status = ["non-finite" if not f else "stalled" if s else "stationary" if st else "ok"
+              for f, s, st in zip(finite.tolist(), stalled.tolist(), stopped.tolist())]
+    return Trajectory(keep, torch.stack(rows["p"]), torch.stack(rows["value"]), torch.stack(rows["log_grad_norm"]),
+                      torch.stack(rows["log_unsat"]), selected, torch.from_numpy(p), status,
+                      None if to_p is None else torch.from_numpy(theta))
+
+
 def _light_grad(problem: Problem, rule: UpdateRule):
     """The gradient for steps that are not recorded: without the statistics (gradients.STATS)
     when the rule does not read them and the problem can skip them (`grad(p, stats=False)`)."""
