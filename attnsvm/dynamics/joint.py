@@ -151,11 +151,11 @@ def race(insts, budget, records: int) -> list[JointRun]:
     """Each instance's joint run (params rule 'ngd' or 'gd', eta, steps, init_scale, seed: theta_0 ~
     N(0, init_scale^2) in dimension d^2 + d) for steps x horizon iterations, recorded every
     H // records. Instances sharing n, T, horizon, rule and step run as one batch (rows rounded up
-    to a multiple of 16, `rates.padded_rows`), in dimension D = max(d, PAD) with tokens
-    zero-padded: the padded coordinates of W and v carry no gradient and stay 0, so an instance's
-    run does not depend on the rest of its batch."""
+    to a multiple of trajectory.ROWS, as `dynamics.run` pads a `Problem`'s), in dimension
+    D = max(d, PAD) with tokens zero-padded: the padded coordinates of W and v carry no gradient
+    and stay 0, so an instance's run does not depend on the rest of its batch."""
     from attnsvm import dynamics
-    from attnsvm.dynamics.rates import padded_rows
+    from attnsvm.dynamics.trajectory import ROWS
 
     groups: dict[tuple, list[int]] = {}
     for k, inst in enumerate(insts):
@@ -164,7 +164,7 @@ def race(insts, budget, records: int) -> list[JointRun]:
         groups.setdefault((ds.n, ds.T, max(ds.d, PAD), H, p["rule"], float(p["eta"])), []).append(k)
     out: list = [None] * len(insts)
     for (n, T, D, H, rule, eta), ks in groups.items():
-        rows = padded_rows(ks)
+        rows = ks + [ks[0]] * (-len(ks) % ROWS)    # padded: no row in a vector kernel's scalar tail
         dss = [insts[k].dataset for k in rows]
         X = np.zeros((len(rows), n, T, D))
         theta0 = np.zeros((len(rows), D * D + D))

@@ -234,21 +234,6 @@ def gd_step(ds: Dataset, factor: float) -> float:
 
 
 PAD = 3     # runs are computed in dimension max(d, PAD): fewer shapes per batch, the same run
-ROWS = 16   # a batched run's rows are rounded up to a multiple of this (see `padded_rows`)
-
-
-def padded_rows(ks: list[int], rows: int = ROWS) -> list[int]:
-    """`ks` followed by copies of its first entry up to a multiple of `rows`. torch's CPU loops
-    take elements past the last multiple of two vector widths (16 float64 with AVX-512) through
-    scalar code, whose exp and log differ from the vectorized ones in the last bit: the risk and
-    log(L - L_inf) of one instance, and so a Polyak run, then depend on how many instances share
-    its batch. With every group a multiple of `rows` long no element falls in that tail, and an
-    instance's run is bitwise the same alone or in any batch (tests/test_batched_checks.py).
-    Normalized GD needs no rounding: it reads only the gradient's direction, which the fused
-    kernel computes per instance (its cost grows with the rows, the torch loop's does not)."""
-    return ks + [ks[0]] * (-len(ks) % rows)
-
-
 def _padded(ds: Dataset, D: int) -> tuple[np.ndarray, np.ndarray]:
     """X (n, T, D) and queries Z (n, D): the tokens and queries zero-padded to D coordinates."""
     X = np.zeros((ds.n, ds.T, D))
@@ -285,7 +270,7 @@ def race(insts: Sequence[Instance], budget, rule: str, records: int, gd_factors:
         groups.setdefault((ds.n, ds.T, max(ds.d, PAD), Hs[k], etas[k] if rule == "ngd" else None), []).append(k)
     out: list = [None] * len(insts)
     for (n, T, D, H, _), ks in groups.items():
-        rows = ks if rule == "ngd" else padded_rows(ks)     # NGD reads only the direction: batch-independent
+        rows = ks                           # dynamics.run pads the batch: an instance's run is its own
         dss = [insts[k].dataset for k in rows]
         XZ = [_padded(ds, D) for ds in dss]
         prob = cross.w_problem_from_arrays(np.stack([x for x, _ in XZ]), np.stack([z for _, z in XZ]),
@@ -295,7 +280,7 @@ def race(insts: Sequence[Instance], budget, rule: str, records: int, gd_factors:
             tr = dynamics.run(prob, _rule(rule, [etas[k] for k in rows]), p0, H, every=max(1, H // records))
         P, K, V = tr.p.numpy(), prob.K.numpy(), tr.value.numpy()
         steps = np.asarray(tr.steps)
-        for j, (k, ds) in enumerate(zip(ks, dss)):     # per instance, on its own arrays (copies past len(ks) dropped)
+        for j, (k, ds) in enumerate(zip(ks, dss)):     # per instance, on its own arrays
             Pj = np.ascontiguousarray(P[:, j])                                # (R, D*D)
             target = embed(_target(ds), ds.d, D)
             norms = np.linalg.norm(Pj, axis=-1)
