@@ -17,91 +17,52 @@ The check of (i) can fail: it searches for a stationary point by minimising the 
 rho(W) = ||grad L(W)||_F / U(W), U(W) = (1/n) sum_i |loss'_i| sum_t |c_it| ||x_it - xbar_i|| ||z_i||
 (c_it = s_it (gamma_it - f_i), xbar_i the softmax mean; U >= ||grad L|| by the triangle
 inequality, so rho in [0, 1] and rho = 0 exactly at a stationary point whose terms do not all
-vanish) with L-BFGS-B from STARTS seeded points over the box |W_jk| <= B/d (logits below LOGIT_CAP,
-no underflow). Fails when some W has rho < RHO_FAIL and ||grad L|| < GRAD_FAIL (a stationary
-point); holds when min rho >= RHO_HOLD; else INCONCLUSIVE.
+vanish) over the box |W_jk| <= B/d (logits below LOGIT_CAP, no underflow), from STARTS seeded
+points, by L-BFGS on log rho with its analytic gradient, W = B/d tanh(u) (`dynamics.stationary`:
+the instances of a batch with one shape minimised together, each on its own). Fails when some W
+has rho < RHO_FAIL and ||grad L|| < GRAD_FAIL (a stationary point); holds when min rho >= RHO_HOLD;
+else INCONCLUSIVE.
 
-Transition (ii): the detail's `transition` gives, for d = round(k max(T-1, n)), k in `ladder`
-(0.5 to 8: across the threshold), over TRIALS Gaussian datasets of the instance's n, T (seeds from
-the instance's seed), the fractions with a spurious LMM, with every token a support vector of the
-GMM and with every alpha feasible (numeric, quadprog); the instance's own spurious LMMs are
-counted exactly (certificates). The check's `measures` report their ranges per k."""
+Transition (ii): one instance in LADDER_SHARE carries the transition ladder; its detail's
+`transition` gives, for d = round(k max(T-1, n)), k in `ladder` (0.5 to 8: across the threshold),
+over TRIALS Gaussian datasets of the instance's n, T (seeds from the instance's seed), the
+fractions with a spurious LMM, with every token a support vector of the GMM and with every alpha
+feasible (numeric, quadprog), and its own spurious LMMs counted exactly (certificates): these
+cost 10-100 stationary-point searches each, so only a few dozen of the 1000 instances at quick
+report them. The check's `measures` report their ranges per k."""
 
 import itertools
-import math
 
 import numpy as np
-import torch
-from scipy.optimize import minimize
 
 from attnsvm.attention import model
-from attnsvm.attention.losses import LOSSES, get_loss
+from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Claim, Instance, Outcome, batched, gaussian
 from attnsvm.claims import hypotheses as hyp
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import sampled_from, seeds
-from attnsvm.dynamics import intra_op_threads
+from attnsvm.dynamics import stationary
 from attnsvm.svm import w_svm_arrays, wlift
 
 STARTS = 4
+MAXITER = 60        # L-BFGS iterations per start
 LOGIT_CAP = 30.0
 RHO_FAIL, GRAD_FAIL, RHO_HOLD = 1e-7, 1e-9, 1e-5
 TRIALS = 8
 LADDER = (0.5, 1, 2, 4, 8)
-EVALUATIONS = 8     # each instance is an L-BFGS search with autograd (0.02-1 s): 1000 are out of reach at quick
+LADDER_SHARE = 32   # one instance in this many carries the transition ladder (its numeric SVMs cost 10-100 searches)
+EVALUATIONS = 1000
 
 
 def threshold(n: int, T: int) -> int:
     return max(T - 1, n)
 
 
-def stationarity_ratio(ds, loss, W: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(rho(W), ||grad L(W)||_F) (module docstring), differentiable in W (d, d)."""
-    X, Z = model.t(ds.X), model.t(model.queries(ds))
-    g = model.t(model.scores(ds))
-    a = torch.einsum("ntd,de,ne->nt", X, W, Z)
-    s = torch.softmax(a, -1)
-    f = (s * g).sum(-1)
-    c = s * (g - f[:, None])
-    lp = loss.deriv(f)
-    grad = torch.einsum("n,nt,ntd,ne->de", lp, c, X, Z) / ds.n
-    xbar = torch.einsum("nt,ntd->nd", s, X)
-    U = (lp.abs() * (c.abs() * (X - xbar[:, None]).norm(dim=-1)).sum(-1) * Z.norm(dim=-1)).sum() / ds.n
-    gn = grad.norm()
-    return gn / U.clamp_min(1e-300), gn
-
-
-def stationary_search(ds, loss_name: str, seed: int) -> dict:
-    """min rho over the box from STARTS seeded starts (L-BFGS-B on log rho, autograd gradient)."""
-    loss = get_loss(loss_name)
-    d = ds.d
-    scale = float(np.abs(ds.X).max() * np.abs(model.queries(ds)).max() * d) or 1.0
-    bound = LOGIT_CAP / scale
-    rng = np.random.default_rng(seed)
-
-    def fun(w):
-        W = torch.tensor(w.reshape(d, d), dtype=torch.float64, requires_grad=True)
-        rho, _ = stationarity_ratio(ds, loss, W)
-        val = torch.log(rho.clamp_min(1e-300))
-        (gw,) = torch.autograd.grad(val, W)
-        return float(val.detach()), gw.numpy().ravel().astype(np.float64)
-
-    best = {"rho": math.inf}
-    with intra_op_threads(1):
-        return _search(ds, loss, d, bound, rng, fun, best)
-
-
-def _search(ds, loss, d, bound, rng, fun, best):
-    for k in range(STARTS):
-        w0 = rng.uniform(-1, 1, d * d) * bound * (0.1 + 0.9 * k / max(1, STARTS - 1))
-        res = minimize(fun, w0, jac=True, method="L-BFGS-B", bounds=[(-bound, bound)] * (d * d),
-                       options={"maxiter": 60, "ftol": 1e-15, "gtol": 1e-12})
-        W = torch.tensor(res.x.reshape(d, d))
-        rho, gn = stationarity_ratio(ds, loss, W)
-        if float(rho) < best["rho"]:
-            best = {"rho": float(rho), "grad_norm": float(gn), "W": res.x.reshape(d, d).tolist(),
-                    "norm_W": float(np.linalg.norm(res.x)), "on_box": bool(np.abs(res.x).max() >= bound * (1 - 1e-9))}
-    return best
+def stationary_searches(insts) -> list[dict]:
+    """min rho over the box from STARTS seeded starts per instance (`dynamics.stationary.search`:
+    L-BFGS on log rho, analytic gradient, the instances of a batch minimised together)."""
+    return stationary.search([i.dataset for i in insts], [i.params["loss"] for i in insts],
+                             [i.params["seed"] for i in insts], STARTS, LOGIT_CAP, MAXITER)
 
 
 def spurious_exact(ds) -> dict:
@@ -145,17 +106,18 @@ def transition(n: int, T: int, seed: int, ladder, trials: int = TRIALS) -> list[
             Y = rng.choice([-1.0, 1.0], n)
             a, b, c = spurious_numeric(X, Z, Y[:, None] * (X @ v))
             sp, sv, fe = sp + a, sv + b, fe + c
-        rows.append({"d": d, "d_over_threshold": k, "spurious_fraction": sp / trials, "all_support_fraction": sv / trials,
-                     "all_feasible_fraction": fe / trials})
+        rows.append({"d": d, "d_over_threshold": k, "spurious_fraction": sp / trials,
+                     "all_support_fraction": sv / trials, "all_feasible_fraction": fe / trials})
     return rows
 
 
-def benign(inst, budget) -> Outcome:
+def judge(inst, search: dict) -> Outcome:
+    """The outcome of one instance from its stationary-point search; an instance that carries the
+    transition ladder also reports its own exact LMMs and the transition table."""
     ds, P = inst.dataset, inst.params
-    search = stationary_search(ds, P["loss"], P["seed"])
-    detail = {"d": ds.d, "threshold": threshold(ds.n, ds.T), "min_rho": search["rho"], "stationary_search": search,
-              **spurious_exact(ds)}
+    detail = {"d": ds.d, "threshold": threshold(ds.n, ds.T), "min_rho": search["rho"], "stationary_search": search}
     if P["ladder"]:
+        detail.update(spurious_exact(ds))
         detail["transition"] = transition(ds.n, ds.T, P["seed"], P["ladder"])
         for row in detail["transition"]:
             for what in ("spurious", "all_support", "all_feasible"):
@@ -168,57 +130,51 @@ def benign(inst, budget) -> Outcome:
                    reason=f"min rho {search['rho']:.2e} between {RHO_FAIL:g} and {RHO_HOLD:g}")
 
 
-def landscape_space(dropped=frozenset()) -> Space:
-    """Gaussian data (self- or cross-attention) at or above the threshold d = max(T - 1, n) (+0 or 1),
-    or, when a hypothesis is dropped, below it in the dimension it names: d < n (the queries cannot
-    be independent) or d >= n with two inputs sharing a query up to scale. A quarter of the
-    instances of the claim as stated carry the transition ladder (its numeric SVMs cost as much as
-    the search)."""
+@batched
+def benign(insts, budget):
+    """Each instance's stationary-point search (same-shape instances minimised together), then its outcome."""
+    return [judge(inst, found) for inst, found in zip(insts, stationary_searches(insts))]
+
+
+def landscape_instances(data, ladders, description: str) -> Space:
+    """Instances: a seed, a Gaussian dataset data(chooser, seed), a transition ladder from `ladders`
+    and a library loss. The datasets of the claim as stated: `at_threshold`."""
     def generate(c):
         seed = c.integer(0, 2**16, "seed")
-        below = bool(dropped) and c.sampled_from([False, True])
-        if below:                                             # d < n: the queries cannot be independent
-            n, T = c.integer(2, 3, "size"), 2
-            d = c.integer(1, n - 1, "size")
-        else:
-            n, T = c.integer(2 if dropped else 1, 3, "size"), c.integer(2, 3, "size")
-            d = threshold(n, T) + c.integer(0, 1, "size")
-        ds = gaussian.dataset(seed, n, T, d, c.sampled_from([False, True]))
-        if dropped and not below:                             # d >= n, but two inputs share a query
-            Z = model.queries(ds).copy()
-            Z[1] = Z[0] * c.sampled_from([1.0, -1.0, 2.0])
-            ds = ds.with_(z=Z)
-        ladder = [] if dropped else c.sampled_from([list(LADDER), [], [], []])
+        ds = data(c, seed)
+        ladder = c.sampled_from(ladders)
         return Instance(ds, {"loss": c.sampled_from(sorted(LOSSES)), "seed": seed, "ladder": ladder})
 
-    return Space(generate, "Gaussian datasets at or above d = max(T - 1, n)" if not dropped else
-                 "Gaussian datasets with d < n or a shared query", params=PARAMS)
+    return Space(generate, description, params=PARAMS)
+
+
+def at_threshold(c, seed: int):
+    """Gaussian data (self- or cross-attention), n 1..3, T 2..3, at or one above d = max(T - 1, n)."""
+    n, T = c.integer(1, 3, "size"), c.integer(2, 3, "size")
+    d = threshold(n, T) + c.integer(0, 1, "size")
+    return gaussian.dataset(seed, n, T, d, c.sampled_from([False, True]))
 
 
 PARAMS = {"loss": sampled_from(sorted(LOSSES)), "seed": seeds(0, 2**16),
           "ladder": Space(lambda c: None, "multiples k of the threshold for the transition table, or none")}
 
 
-@batched
-def benign_all(insts, budget):
-    """`benign` per instance (each a non-convex L-BFGS search of its own: nothing to share)."""
-    return [benign(inst, budget) for inst in insts]
-
-
 claim = Claim(
     name="tfsvm-landscape",
     evaluations=EVALUATIONS,
-    statement="linearly independent queries (so d >= n), no input with all scores tied => L(W) has no stationary point; "
-              "spurious LMMs (reported per d = k max(T-1, n)) become rare as d grows",
+    statement="linearly independent queries (so d >= n), no input with all scores tied => L(W) has no stationary "
+              "point; spurious LMMs (reported per d = k max(T-1, n)) become rare as d grows",
     hypotheses=hyp.of("tfsvm-landscape"),
-    conclusion=benign_all,
-    instances=lambda dropped: landscape_space(),
-    measures=("min_rho", "spurious_lmms") + tuple(f"{what}_fraction_{k:g}x" for what in ("spurious", "all_support",
-                                                                                        "all_feasible") for k in LADDER),
+    conclusion=benign,
+    instances=lambda dropped: landscape_instances(at_threshold, [list(LADDER)] + [[]] * (LADDER_SHARE - 1),
+                                                  "Gaussian datasets at or above d = max(T - 1, n)"),
+    measures=("min_rho", "spurious_lmms") + tuple(f"{what}_fraction_{k:g}x" for what in
+                                                  ("spurious", "all_support", "all_feasible") for k in LADDER),
     tolerances={"rho_fail": RHO_FAIL, "grad_fail": GRAD_FAIL, "rho_hold": RHO_HOLD, "logit_cap": LOGIT_CAP},
-    proxy=f"stationary-point search: min over W in the box |W_jk| <= B/d (logits <= {LOGIT_CAP:g}) of rho = ||grad L|| / "
-          f"sum of its terms' norms, L-BFGS-B from {STARTS} seeded starts; fails if rho < {RHO_FAIL:g} with ||grad L|| < "
-          f"{GRAD_FAIL:g}, holds if min rho >= {RHO_HOLD:g}; spurious LMMs counted exactly, and per d = k max(T-1, n) "
-          f"(k in {', '.join(f'{k:g}' for k in LADDER)}) over {TRIALS} Gaussian datasets (numeric active sets) in the "
-          "detail's `transition` (a quarter of the instances)",
+    proxy=f"stationary-point search: min over W in the box |W_jk| <= B/d (logits <= {LOGIT_CAP:g}) of rho = "
+          f"||grad L|| / sum of its terms' norms, L-BFGS on log rho ({MAXITER} iterations, W = B/d tanh(u)) from "
+          f"{STARTS} seeded starts; fails if rho < {RHO_FAIL:g} with ||grad L|| < {GRAD_FAIL:g}, holds if min rho >= "
+          f"{RHO_HOLD:g}; spurious LMMs counted exactly and per d = k max(T-1, n) (k in "
+          f"{', '.join(f'{k:g}' for k in LADDER)}) over {TRIALS} Gaussian datasets (numeric active sets) in the "
+          f"detail's `transition` (one instance in {LADDER_SHARE}, with its own LMMs counted exactly)",
 )

@@ -17,7 +17,8 @@ from attnsvm.attention.losses import get_loss
 from attnsvm.claims import Instance, Verdict, registry, runner
 from attnsvm.claims.budget import Budget
 from attnsvm.claims.search import check
-from attnsvm.dynamics import cross, regpath
+from attnsvm.dynamics import cross, regpath, stationary
+from attnsvm.files import read_json
 from attnsvm.svm import geometry, w_svm, wlift
 
 IDS = ("tfsvm-regpath-w", "tfsvm-regpath-kq", "tfsvm-global", "tfsvm-landscape")
@@ -204,7 +205,8 @@ def test_gradient_term_is_a_covariance(seed, T, d):
     ds = gaussian_dataset(seed, 1, T, d, cross_queries=False)
     rng = np.random.default_rng(seed)
     a = rng.normal(size=T) * 3
-    s = np.exp(a - a.max()); s /= s.sum()
+    s = np.exp(a - a.max())
+    s /= s.sum()
     X, g, Y, v = ds.X[0], model.scores(ds)[0], ds.Y[0], ds.v
     lhs = X.T @ ((np.diag(s) - np.outer(s, s)) @ g)
     xbar = s @ X
@@ -243,16 +245,88 @@ def test_transition_spurious_fraction_falls_with_d():
     rows = [transition(3, 3, seed, [0.5, 1, 8], trials=6) for seed in range(3)]
     frac = {what: [np.mean([r[k][f"{what}_fraction"] for r in rows]) for k in range(3)]
             for what in ("spurious", "all_support", "all_feasible")}
-    assert frac["all_feasible"][0] < 1 and frac["all_feasible"][1] == frac["all_feasible"][2] == 1   # d < n: infeasible alphas
+    assert frac["all_feasible"][0] < 1                              # d < n: infeasible alphas
+    assert frac["all_feasible"][1] == frac["all_feasible"][2] == 1
     assert frac["spurious"][1] > 0.2 and frac["spurious"][2] < frac["spurious"][1]
     assert frac["all_support"][2] > frac["all_support"][1]
 
 
+def _log_ratio_autograd(ds, loss, W: torch.Tensor) -> torch.Tensor:
+    """log rho(W) from its definition (dynamics.stationary), differentiated by torch."""
+    X, Z, g = model.t(ds.X), model.t(model.queries(ds)), model.t(model.scores(ds))
+    s = torch.softmax(torch.einsum("ntd,de,ne->nt", X, W, Z), -1)
+    f = (s * g).sum(-1)
+    c = s * (g - f[:, None])
+    lp = loss.deriv(f)
+    grad = torch.einsum("n,nt,ntd,ne->de", lp, c, X, Z) / ds.n
+    xbar = torch.einsum("nt,ntd->nd", s, X)
+    U = (lp.abs() * (c.abs() * (X - xbar[:, None]).norm(dim=-1)).sum(-1) * Z.norm(dim=-1)).sum() / ds.n
+    return torch.log(grad.norm() / U)
+
+
+def _log_ratio(ds, loss: str, W: np.ndarray):
+    shape = stationary.padded(ds)
+    Wp = np.zeros((1, shape[2], shape[2]))
+    Wp[0, :ds.d, :ds.d] = W
+    F, dW, rho, gn = stationary.log_ratio(*stationary.arrays([ds], shape)[:3], np.array([stationary.LOSS_CODES[loss]]),
+                                          Wp, *stationary.arrays([ds], shape)[3:])
+    return float(F[0]), dW[0], float(rho[0]), float(gn[0])
+
+
 def test_stationarity_ratio_bounds():
     """0 <= rho <= 1 (triangle inequality) on random W."""
-    from attnsvm.results.checks.tfsvm_landscape import stationarity_ratio
     ds = gaussian_dataset(5, 3, 3, 3, cross_queries=True)
     rng = np.random.default_rng(0)
     for _ in range(10):
-        rho, gn = stationarity_ratio(ds, get_loss("logistic"), torch.tensor(rng.normal(size=(3, 3))))
-        assert 0 <= float(rho) <= 1 + 1e-12 and float(gn) > 0
+        _, _, rho, gn = _log_ratio(ds, "logistic", rng.normal(size=(3, 3)))
+        assert 0 <= rho <= 1 + 1e-12 and gn > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**5), n=st.integers(1, 4), T=st.integers(2, 5), d=st.integers(1, 5),
+       cross=st.booleans(), loss=st.sampled_from(sorted(stationary.LOSS_CODES)))
+def test_log_ratio_gradient_is_autograds(seed, n, T, d, cross, loss):
+    """The hand-written gradient of log rho (padded to the search's fixed shape, or larger) equals autograd's of
+    its definition; the padded entries of W get none."""
+    ds = gaussian_dataset(seed, n, T, d, cross_queries=cross)
+    W = np.random.default_rng(seed).normal(size=(d, d)) * 2
+    F, dW, rho, _ = _log_ratio(ds, loss, W)
+    Wt = torch.tensor(W, requires_grad=True)
+    ref = _log_ratio_autograd(ds, get_loss(loss), Wt)
+    (gref,) = torch.autograd.grad(ref, Wt)
+    assert F == pytest.approx(float(ref.detach()), abs=1e-10)
+    assert not dW[d:].any() and not dW[:, d:].any()
+    if F < -1e-6:                       # rho = 1 identically (one input, two tokens, ...): the gradient is rounding
+        assert np.allclose(dW[:d, :d], gref.numpy(), rtol=1e-7, atol=1e-9 * np.abs(gref.numpy()).max())
+
+
+def test_batched_minimiser_rows_are_independent():
+    """A row of `stationary.lbfgs` ends where it ends alone (bitwise), whatever else is minimised beside it, and a
+    convex quadratic is minimised."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(6, 4, 4))
+    A = A @ A.transpose(0, 2, 1) + np.eye(4)
+    b, x0 = rng.normal(size=(6, 4)), rng.normal(size=(6, 4))
+
+    def fg(x, rows):
+        Ax = (A[rows] * x[:, None, :]).sum(-1)
+        return 0.5 * (x * Ax).sum(-1) - (b[rows] * x).sum(-1), Ax - b[rows]
+
+    x, _, _ = stationary.lbfgs(fg, x0, 200)
+    for k in range(6):
+        alone, _, _ = stationary.lbfgs(lambda y, rows, k=k: fg(y, np.array([k])[rows]), x0[k:k + 1], 200)
+        assert np.array_equal(alone[0], x[k])
+        assert np.allclose(A[k] @ x[k], b[k], atol=1e-6)     # stopped by ftol 1e-15 (f to rounding)
+
+
+def test_search_finds_the_shared_query_stationary_point():
+    """The stored witness (two inputs sharing a query) has a finite stationary point the search reaches from its
+    seeded starts (rho ~ 1e-15); its independent-query twin (input 1's own query back) has none (min rho >= 1e-5)."""
+    from attnsvm.results.checks.tfsvm_landscape import LOGIT_CAP, MAXITER, RHO_FAIL, RHO_HOLD, STARTS
+    w = read_json(registry.witness_path(registry.entry("tfsvm-landscape"), "independent_queries"))
+    inst = Instance.from_json(w["instance"])
+    twin = inst.dataset.with_(z=np.random.default_rng(0).normal(size=(inst.dataset.n, inst.dataset.d)))
+    found = stationary.search([inst.dataset, twin], [inst.params["loss"]] * 2, [inst.params["seed"]] * 2, STARTS,
+                              LOGIT_CAP, MAXITER)
+    assert found[0]["rho"] < RHO_FAIL and found[0]["grad_norm"] < 1e-9 and not found[0]["on_box"]
+    assert found[1]["rho"] >= RHO_HOLD
