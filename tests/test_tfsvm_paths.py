@@ -319,6 +319,18 @@ def test_batched_minimiser_rows_are_independent():
         assert np.allclose(A[k] @ x[k], b[k], atol=1e-6)     # stopped by ftol 1e-15 (f to rounding)
 
 
+def test_landscape_check_at_quick_searches_1000_instances():
+    """tfsvm-landscape at quick, seed 0: 1000 instances, every one decided (min rho far above the hold threshold:
+    no near-stationary point anywhere), a few dozen carrying the transition ladder and their exact LMMs."""
+    from attnsvm.results.checks.tfsvm_landscape import RHO_HOLD
+
+    rep = runner.check_report(registry.entry("tfsvm-landscape"), "quick", 0)
+    ev = rep.evidence
+    assert rep.verdict is Verdict.SUPPORTED and ev["evaluated"] == ev["instances"] == 1000 and not ev["inconclusive"]
+    assert ev["measures"]["min_rho"]["min"] > 100 * RHO_HOLD
+    assert 5 <= ev["measures"]["spurious_lmms"]["instances"] <= 100
+
+
 def test_search_finds_the_shared_query_stationary_point():
     """The stored witness (two inputs sharing a query) has a finite stationary point the search reaches from its
     seeded starts (rho ~ 1e-15); its independent-query twin (input 1's own query back) has none (min rho >= 1e-5)."""

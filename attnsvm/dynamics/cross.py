@@ -334,62 +334,65 @@ class HeadProblem:
 def mlp_normalized_gd(datasets: Sequence[Dataset], heads: Sequence, eta: float, steps: int,
                       rows: Sequence[int], pad: tuple[int, int] | None = None) -> tuple[np.ndarray, list[str]]:
     """Normalized GD on W (from 0) of the logistic cross-attention risk with one MLP head per dataset
-    (`heads.MLPHead`, a common width), datasets of one shape, in numpy: each step is `HeadProblem.grad`'s
+    (`heads.MLPHead`, a common width), datasets of one d, in numpy: each step is `HeadProblem.grad`'s
     cancellation-free direction (weights loss'_i s_it (g_it - f_i) kept as sign and logarithm, taken
-    against the max-logit token) without torch's per-operation overhead (a few microseconds per
-    operation instead of tens, for the small batches of a check). Datasets share d; their inputs
-    and tokens are padded to `pad` = (n, T) (default the largest): a padded token has logit -inf and
-    a padded input no gradient term (the normalisation does not see the mean's 1/n). Pass a fixed
-    `pad` to make an instance's run the same in any batch. Returns (W at each step of `rows`,
-    (len(rows), B, d*d); per instance 'ok', 'stationary' (a zero direction) or 'non-finite')."""
+    against the max-logit token: sum_i (sum_t w_it (x_it - x_i,ref)) z_i^T) without torch's
+    per-operation overhead (a few microseconds per operation instead of tens, for the small batches
+    of a check). Inputs and tokens are padded to `pad` = (n, T) (default the largest): a padded token
+    has logit -inf, a padded input one token at 0 and no gradient term (the normalisation does not
+    see the mean's 1/n). Pass a fixed `pad` to make an instance's run the same in any batch (every
+    operation acts on each instance's own rows; the small products are numpy's per-matrix matmul
+    and einsum). Returns (W at each step of `rows`, (len(rows), B,
+    d*d); per instance 'ok', 'stationary' (a zero direction) or 'non-finite')."""
     from scipy.special import expit
 
     n, T = pad or (max(ds.n for ds in datasets), max(ds.T for ds in datasets))
     B, d = len(datasets), datasets[0].d
     X, Z, Y = np.zeros((B, n, T, d)), np.zeros((B, n, d)), np.zeros((B, n))
-    live = np.zeros((B, n, T), dtype=bool)                              # real tokens of real inputs
+    bias = np.full((B, n, T), -np.inf)                                  # logit offsets: 0 on live tokens
+    bias[:, :, 0] = 0.0
+    real = np.zeros((B, n))                                             # 1 on real inputs
     for b, ds in enumerate(datasets):
         X[b, :ds.n, :ds.T], Z[b, :ds.n], Y[b, :ds.n] = ds.X, model.queries(ds), ds.Y
-        live[b, :ds.n, :ds.T] = True
+        bias[b, :ds.n, :ds.T] = 0.0
+        real[b, :ds.n] = 1.0
     W1 = np.stack([h.W1 for h in heads])                                 # (B, width, d)
+    W1T = np.ascontiguousarray(W1.transpose(0, 2, 1))
     b1 = np.stack([h.b1 for h in heads])[:, None, :]                     # (B, 1, width)
     w2 = np.stack([h.w2 for h in heads])[:, None, :]                     # (B, 1, width)
-    keys = np.einsum("bntd,bne->bntde", X, Z).reshape(B, n, T, d * d)    # vec(x_it z_i^T)
-    p = np.zeros((B, d * d))
+    W = np.zeros((B, d, d))
     want = {r: k for k, r in enumerate(rows)}
     out = np.zeros((len(rows), B, d * d))
     zero = np.zeros(B, dtype=bool)
     idx = np.arange(T)
     for k in range(steps + 1):
         if k in want:
-            out[want[k]] = p
+            out[want[k]] = W.reshape(B, -1)
         if k == steps:
             break
-        a = np.where(live, np.einsum("bntd,bd->bnt", keys, p), -np.inf)
-        a[~live.any(-1)] = 0.0                                          # a padded input: no gradient terms
-        top = a.max(-1, keepdims=True)
-        log_s = a - top - np.log(np.exp(a - top).sum(-1, keepdims=True))
-        s = np.exp(log_s)
-        xi = np.einsum("bnt,bntd->bnd", s, X)
-        pre = np.tanh(np.einsum("bnd,bwd->bnw", xi, W1) + b1)
-        lp = -expit(-Y * (pre * w2).sum(-1)) * live.any(-1)            # logistic loss' at Y h(xi); 0 on padding
-        hgrad = np.einsum("bnw,bwd->bnd", (1 - pre ** 2) * w2, W1)
-        g = Y[..., None] * np.einsum("bntd,bnd->bnt", X, hgrad)
-        c = np.einsum("bnu,bntu->bnt", s, g[..., :, None] - g[..., None, :])
+        a = np.einsum("bntd,bnd->bnt", X, Z @ W.transpose(0, 2, 1)) + bias   # x_it^T W z_i
         ref = a.argmax(-1)
+        z = a - a.max(-1, keepdims=True)
+        e = np.exp(z)
+        se = e.sum(-1, keepdims=True)
+        s = e / se
+        pre = np.tanh(np.einsum("bnt,bntd->bnd", s, X) @ W1T + b1)
+        lp = -expit(-Y * (pre * w2).sum(-1)) * real                    # logistic loss' at Y h(xi); 0 on padding
+        g = Y[..., None] * np.einsum("bntd,bnd->bnt", X, ((1 - pre * pre) * w2) @ W1)   # effective scores
+        c = np.einsum("bnu,bntu->bnt", s, g[..., :, None] - g[..., None, :])           # g_t - f, pairwise
+        is_ref = idx == ref[..., None]
         with np.errstate(divide="ignore"):
-            log_w = log_s + np.log(np.abs(c)) + np.log(np.abs(lp))[..., None]
-        log_w[(idx[None, None, :] == ref[..., None]) | (c == 0) | ~live] = -np.inf
+            log_w = np.where(is_ref, -np.inf, z - np.log(se) + np.log(np.abs(c)) + np.log(np.abs(lp))[..., None])
         M = log_w.reshape(B, -1).max(-1)
         fin = np.isfinite(M)
         w = np.sign(c) * np.sign(lp)[..., None] * np.exp(log_w - np.where(fin, M, 0.0)[:, None, None])
-        k_ref = np.take_along_axis(keys, ref[..., None, None], axis=2)
-        G = np.einsum("bnt,bntd->bd", w, keys - k_ref)
-        norm = np.linalg.norm(G, axis=-1)
+        x_ref = np.einsum("bnt,bntd->bnd", is_ref.astype(np.float64), X)
+        G = np.einsum("bnt,bntd->bnd", w, X - x_ref[:, :, None, :]).transpose(0, 2, 1) @ Z
+        norm = np.sqrt(np.einsum("bde,bde->b", G, G))
         ok = fin & (norm > 0)
         zero |= ~ok
-        p = p - eta * np.where(ok[:, None], G / np.where(ok, norm, 1.0)[:, None], 0.0)
-    status = ["non-finite" if not np.isfinite(p[b]).all() else "stationary" if zero[b] else "ok" for b in range(B)]
+        W = W - eta * np.where(ok, 1.0 / np.where(ok, norm, 1.0), 0.0)[:, None, None] * G
+    status = ["non-finite" if not np.isfinite(W[b]).all() else "stationary" if zero[b] else "ok" for b in range(B)]
     return out, status
 
 
