@@ -33,6 +33,7 @@ import numpy as np
 import scipy.optimize
 from threadpoolctl import threadpool_limits
 
+from attnsvm import status as st
 from attnsvm.attention.heads import MLPHead
 from attnsvm.claims import Claim, Outcome, batched, gaussian
 from attnsvm.claims.strategies import just, seeds
@@ -102,7 +103,7 @@ def measure(inst, Ws: dict, status: str) -> Outcome:
     if detail["max_set_size"] < 2:
         return Outcome(None, detail=detail, applies=False,
                        reason="every selected set is a single token: nothing about sets to check")
-    if status != "ok":
+    if status != st.OK:                                      # a stopped run (zero direction) is undecided too
         return Outcome(None, detail=detail, reason=f"run {status}")
     if not (off["end"] < off["half"] or off["end"] < 1e-12):
         return Outcome(None, detail=detail, reason="mass outside the selected sets is not shrinking")

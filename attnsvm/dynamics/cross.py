@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
+from attnsvm import status as st
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
 from attnsvm.attention.gradients import Grad
@@ -392,7 +393,7 @@ def mlp_normalized_gd(datasets: Sequence[Dataset], heads: Sequence, eta: float, 
         ok = fin & (norm > 0)
         zero |= ~ok
         W = W - eta * np.where(ok, 1.0 / np.where(ok, norm, 1.0), 0.0)[:, None, None] * G
-    status = ["non-finite" if not np.isfinite(W[b]).all() else "stationary" if zero[b] else "ok" for b in range(B)]
+    status = [st.NON_FINITE if not np.isfinite(W[b]).all() else st.STATIONARY if zero[b] else st.OK for b in range(B)]
     return out, status
 
 
