@@ -2,9 +2,10 @@
 and 6, Lemma 13; docs/statements.md#theorem5): the label SVM on the selected tokens
 r_i = x_{i,alpha_i}, Assumption C decided exactly on three computable parts (C1 vertices, C2
 first-order mixing, C3 mixtures on a grid), the support set S, the relaxed problem (10), the
-rate threshold kappa* of Theorem 6 and the competitor (78) of Lemma 13. Every answer is certified
-by exact KKT or Farkas certificates (`svm.certificates`) and memoized on the dataset, so the
-hypotheses and the conclusion of a check share them.
+rate threshold kappa* of Theorem 6 and the competitor (78) of Lemma 13. Every answer is exact
+(`decided`: these problems are small, so exact arithmetic solves them outright, `exact.solve_exact`,
+else a float solve and its KKT or Farkas certificate, `svm.certificates`) and memoized on the
+dataset, so the hypotheses and the conclusion of a check share them.
 
 C1-C3 (`assumption_c` over a set of inputs I: all inputs for Theorem 5, the support set for
 Theorem 6):
@@ -12,7 +13,7 @@ Theorem 6):
 - C1, vertices: alpha_I is the unique maximiser of the label margin 1/||v_mm(beta)|| over all
   pure selections beta_I (T^|I| <= 64, each label SVM certified by exact KKT or Farkas);
 - C2, first-order mixing: with v_mm = v_mm(alpha) (exact), every input of I is a support
-  vector with a strictly positive multiplier in some optimal dual (certificates.positive_dual)
+  vector with a strictly positive multiplier in some optimal dual (`positive_multipliers`)
   and its selected token strictly out-scores its others under v_mm. Moving mass pi to token t
   of input i changes the margin at rate lambda_i Y_i v_mm^T (x_it - x_{i,alpha_i}) < 0 (Danskin),
   so every mixing direction shrinks the margin to first order.
@@ -32,6 +33,7 @@ check of that consequence on the grid (tests pin that it never disagrees).
 from __future__ import annotations
 
 import itertools
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -40,6 +42,7 @@ from attnsvm import svm
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset
 from attnsvm.svm import certificates
+from attnsvm.svm.exact import SMALL_ENTRIES, solve_exact
 from attnsvm.svm.margin import MarginProblem
 
 SELECTION_LIMIT = 64        # T^|I| above this: Assumption C is not decided (treated as not met)
@@ -47,6 +50,26 @@ SELECTION_LIMIT = 64        # T^|I| above this: Assumption C is not decided (tre
 
 LABEL_CACHE = 20000          # label SVMs kept by content (instance spaces and mutants repeat datasets)
 _LABEL: dict = {}
+
+
+def decided(problem: MarginProblem):
+    """(result, certificate) of a margin problem, exact either way: a small one (at most
+    `exact.SMALL_ENTRIES` row entries, as `geometry.select`) solved in exact arithmetic
+    (`exact.solve_exact`: the optimum with its KKT certificate, or a Farkas certificate, in a
+    few rational steps; far cheaper than quadprog's answer plus its certificate, and than the
+    LP an infeasible one needs for its Farkas vector), else quadprog and its certificate."""
+    if problem.A.size <= SMALL_ENTRIES:
+        out = solve_exact(problem)
+        if out is not None and out[0].status != "error":
+            return out
+    res = svm.solve(problem)
+    return res, certificates.certify(res)
+
+
+def _label_problem(R: np.ndarray, Y: np.ndarray, exact_R: np.ndarray) -> MarginProblem:
+    """The label SVM's rows Y_i r_i (as `svm.label_svm`), exact rows included."""
+    eA = np.array([[Fraction(int(y)) * x for x in r] for y, r in zip(Y, exact_R)], dtype=object)
+    return MarginProblem(Y[:, None] * R, tuple(range(len(Y))), eA, None, "label-SVM")
 
 
 def label_result(ds: Dataset, beta, inputs):
@@ -60,8 +83,7 @@ def label_result(ds: Dataset, beta, inputs):
             _LABEL.clear()
         R = np.array([ds.X[i, beta[i]] for i in idx])
         eR = np.array([ds.exact["X"][i, beta[i]] for i in idx], dtype=object)
-        res = svm.label_svm(R, ds.Y[idx], eR)
-        _LABEL[key] = (res, certificates.certify(res))
+        _LABEL[key] = decided(_label_problem(R, ds.Y[idx], eR))
     return _LABEL[key]
 
 
@@ -107,7 +129,48 @@ def mixing_shrinks(ds, alpha, inputs) -> bool:
     if any(score(i, t) >= score(i, alpha[i]) for i in inputs for t in range(ds.T) if t != alpha[i]):
         return False
     rows = [[Y[i] * X[i, alpha[i]][c] for c in range(ds.d)] for i in inputs]
-    return certificates.positive_dual(rows, v) is not None
+    return positive_multipliers(rows, v)
+
+
+VERTEX_SUPPORTS = 256       # candidate vertex supports past which `positive_multipliers` asks the LPs
+
+
+def positive_multipliers(rows, x) -> bool:
+    """Some lam > 0 (every entry strictly) has sum_j lam_j rows_j = x, exactly, for rows with
+    <rows_j, x> > 0 each (the active rows of a margin problem at its optimum x: then
+    {lam >= 0 : sum_j lam_j rows_j = x} is a polytope, no nonzero mu >= 0 has sum mu_j rows_j = 0).
+    Its vertices are the nonnegative solutions on linearly independent supports, so each lam_j
+    can be positive iff it is at some vertex, and some lam > 0 exists iff every j is (their
+    average): decided by enumerating the supports of at most rank-many rows in exact arithmetic
+    (a few for these small problems), else by `certificates.positive_dual`'s LPs, whose verdict
+    is the same."""
+    import flint
+
+    R = [[Fraction(a) for a in r] for r in rows]
+    X = [Fraction(a) for a in x]
+    m, d = len(R), len(X)
+    if m == 0:
+        return all(a == 0 for a in X)
+    if any(sum((a * b for a, b in zip(r, X)), Fraction(0)) <= 0 for r in R):
+        return certificates.positive_dual(rows, x) is not None
+    sizes = range(1, min(m, d) + 1)
+    if sum(math.comb(m, k) for k in sizes) > VERTEX_SUPPORTS:
+        return certificates.positive_dual(rows, x) is not None
+    covered: set[int] = set()
+    xt = flint.fmpq_mat(d, 1, [flint.fmpq(a.numerator, a.denominator) for a in X])
+    for k in sizes:
+        for S in itertools.combinations(range(m), k):
+            RS = flint.fmpq_mat(k, d, [flint.fmpq(a.numerator, a.denominator) for j in S for a in R[j]])
+            try:
+                lam = (RS * RS.transpose()).solve(RS * xt)          # independent rows: the least-squares fit
+            except ZeroDivisionError:
+                continue                                             # dependent rows: not a vertex support
+            if RS.transpose() * lam != xt or any(lam[i, 0] < 0 for i in range(k)):
+                continue
+            covered.update(j for i, j in enumerate(S) if lam[i, 0] > 0)
+        if len(covered) == m:
+            return True
+    return len(covered) == m
 
 
 MIX_GRID = (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4))
@@ -121,7 +184,7 @@ def mixed_margin_key(ds, choice, inputs):
     eR = np.array([[sum((w * ds.exact["X"][i, t][c] for t, w in enumerate(choice[i]) if w), Fraction(0))
                     for c in range(ds.d)] for i in idx], dtype=object)
     R = np.array([[float(a) for a in r] for r in eR])
-    cert = certificates.certify(svm.label_svm(R, ds.Y[idx], eR))
+    cert = decided(_label_problem(R, ds.Y[idx], eR))[1]
     if not cert.verified:
         return False
     return sum(q * q for q in cert.x) if cert.kind == "kkt" else None
@@ -162,28 +225,20 @@ def support_set(ds, alpha) -> list[int]:
 
 
 def best_selection(ds):
-    """The pure selection with the largest label margin (smallest ||v_mm||^2, exact), if any.
-    Selections that quadprog finds inconsistent are skipped without a Farkas certificate: this
-    only chooses an instance's alpha (its hypotheses then decide it exactly)."""
-    keys = [(margin_key(ds, b, range(ds.n)), b) for b in itertools.product(range(ds.T), repeat=ds.n)
-            if _maybe_separable(ds, b)]
-    keys = [(k, b) for k, b in keys if k not in (None, False)]
-    return list(min(keys)[1]) if keys else None
+    """The pure selection with the largest label margin (smallest ||v_mm||^2, exact), if any
+    (each label SVM decided exactly, `label_result`: an infeasible one costs a few rational steps,
+    not an LP)."""
+    key = _content(ds)
+    if key not in _BEST:
+        if len(_BEST) >= LABEL_CACHE:
+            _BEST.clear()
+        keys = [(margin_key(ds, b, range(ds.n)), b) for b in itertools.product(range(ds.T), repeat=ds.n)]
+        keys = [(k, b) for k, b in keys if k not in (None, False)]
+        _BEST[key] = list(min(keys)[1]) if keys else None
+    return None if _BEST[key] is None else list(_BEST[key])
 
 
-def _maybe_separable(ds, beta) -> bool:
-    """quadprog does not call the label SVM on x_{i,beta_i} inconsistent (a float screen)."""
-    from attnsvm.svm.margin import _quadprog
-
-    A = ds.Y[:, None] * np.array([ds.X[i, beta[i]] for i in range(ds.n)])
-    scale = float(np.abs(A).max()) if A.size else 0.0
-    if scale == 0:
-        return False
-    try:
-        _quadprog(A / scale, np.ones(ds.n) / scale)
-    except ValueError:
-        return False
-    return True
+_BEST: dict = {}
 
 
 def shift_conditions(ds, alpha) -> list[tuple]:
@@ -232,10 +287,8 @@ def shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
 
 def relaxed_target(ds, alpha):
     """Problem (10) for alpha over the support set S, with its certificate (memoized)."""
-    def solve():
-        res = svm.relaxed_att_svm(ds, alpha, support_set(ds, alpha))
-        return res, certificates.certify(res)
-    return ds.memo(("relaxed_att_svm", tuple(alpha)), solve)
+    return ds.memo(("relaxed_att_svm", tuple(alpha)),
+                   lambda: decided(svm.relaxed_att_svm_problem(ds, alpha, support_set(ds, alpha))))
 
 
 def tightened_problem(ds, alpha, S, eps: Fraction) -> MarginProblem:
@@ -294,7 +347,4 @@ def jointly_separable(ds: Dataset, alpha) -> bool:
 
 def att_svm(ds: Dataset, alpha):
     """(ATT-SVM)(alpha) with its certificate, memoized on the dataset."""
-    def solve():
-        res = svm.att_svm(ds, list(alpha))
-        return res, certificates.certify(res)
-    return ds.memo(("att_svm_certified", tuple(alpha)), solve)
+    return ds.memo(("att_svm_certified", tuple(alpha)), lambda: decided(svm.att_svm_problem(ds, list(alpha))))
