@@ -270,19 +270,38 @@ def kappa_star(ds, alpha) -> float:
 
 def shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
     """The predicted limit of p/R along r = kappa R (Theorem 6's finding): argmax over ||u|| <= 1 of
-    min_{i,t} [(k_{i,alpha_i} - k_it)^T u + kappa (m_i - 1)/||v_mm||] (an SOCP, cvxpy); equals
-    p_relax's direction when kappa > kappa*."""
-    import cvxpy as cp
+    min_{i,t} [(k_{i,alpha_i} - k_it)^T u + kappa (m_i - 1)/||v_mm||] (an SOCP, solved by Clarabel
+    directly: max s s.t. a_it^T u + b_it >= s, (1, u) in the second-order cone); equals p_relax's
+    direction when kappa > kappa*. Memoized on the dataset (the extended horizons ask again)."""
+    alpha = tuple(int(a) for a in alpha)
+    return ds.memo(("shifted_direction", alpha, float(kappa)), lambda: _shifted_direction(ds, alpha, float(kappa)))
+
+
+def _shifted_direction(ds, alpha, kappa: float) -> np.ndarray | None:
+    import clarabel
+    from scipy import sparse
 
     v = label_result(ds, alpha, range(ds.n))[0].x
     m = ds.Y * np.einsum("nd,d->n", ds.X[np.arange(ds.n), alpha], v)
     K = model.keys(ds)
     rows = [(K[i, alpha[i]] - K[i, t], kappa * (m[i] - 1) / np.linalg.norm(v)) for i in range(ds.n) for t in range(ds.T)
             if t != alpha[i]]
-    u, t = cp.Variable(ds.d), cp.Variable()
-    prob = cp.Problem(cp.Maximize(t), [a @ u + b >= t for a, b in rows] + [cp.norm(u) <= 1])
-    prob.solve(solver=cp.CLARABEL)
-    return None if prob.status != cp.OPTIMAL else np.asarray(u.value) / np.linalg.norm(u.value)
+    d, r = ds.d, len(rows)
+    A = np.zeros((r + 1 + d, d + 1))                     # x = (u, s); A x + slack = b
+    A[:r, :d] = -np.array([a for a, _ in rows])          # a^T u + b - s >= 0
+    A[:r, d] = 1.0
+    A[r + 1:, :d] = -np.eye(d)                           # (1, u) in the second-order cone
+    b = np.concatenate([[c for _, c in rows], [1.0], np.zeros(d)])
+    q = np.zeros(d + 1)
+    q[d] = -1.0
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    sol = clarabel.DefaultSolver(sparse.csc_matrix((d + 1, d + 1)), q, sparse.csc_matrix(A), b,
+                                 [clarabel.NonnegativeConeT(r), clarabel.SecondOrderConeT(d + 1)], settings).solve()
+    if str(sol.status) != "Solved":
+        return None
+    u = np.asarray(sol.x)[:d]
+    return u / np.linalg.norm(u)
 
 
 def relaxed_target(ds, alpha):
