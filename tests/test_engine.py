@@ -118,3 +118,30 @@ def test_a_batched_conclusion_must_return_one_outcome_per_instance():
     rep = C.check(_claim(C.batched(lambda insts, b: [C.Outcome(True)])), C.Budget(
         "t", evaluations=100, seconds=None, min_instances=3, horizon=1.0, limit=600.0))
     assert rep.error["type"] == "OutcomeError" and "one Outcome per instance" in rep.error["message"]
+
+
+def test_the_hypothesis_phase_does_not_depend_on_what_the_process_imported(monkeypatch):
+    """Hypothesis draws constants from the "local" modules a process has imported (its provider's
+    constant pool): tfsvm-mlp drew other instances after tfsvm-landscape had run in the same
+    process. A search must draw the same whatever that pool holds (here: 5000 in-range numbers
+    standing for other imports)."""
+    from hypothesis import strategies as st
+    from hypothesis.internal.conjecture import providers
+
+    drawn = []
+
+    def note(inst, budget):
+        drawn.append(inst.params["k"])
+        return C.Outcome(True)
+
+    claim = C.Claim("hyp-phase", "k is a number", (), note,
+                    lambda dropped: instances(integer_datasets(n=1, T=2, d=1), k=st.floats(-1e9, 1e9)))
+    budget = C.Budget("t", evaluations=200, seconds=None, min_instances=3, horizon=1.0, limit=600.0)
+    C.check(claim, budget, 5)
+    first, drawn[:] = list(drawn), []
+    other_imports = providers.Constants(integers=set(range(10**6, 10**6 + 5000)),
+                                        floats={k + 0.5 for k in range(5000)})
+    monkeypatch.setattr(providers, "_get_local_constants", lambda: other_imports)
+    providers.CONSTANTS_CACHE.cache.clear()
+    C.check(claim, budget, 5)
+    assert drawn == first and len(first) == 200

@@ -456,7 +456,8 @@ class Search:
                         suppress_health_check=list(HealthCheck), report_multiple_bugs=False,
                         phases=[Phase.generate, Phase.target, Phase.shrink])
         try:
-            found = hypothesis.find(strategy, condition, settings=conf, random=random.Random(self.seed))
+            with _no_local_constants():
+                found = hypothesis.find(strategy, condition, settings=conf, random=random.Random(self.seed))
         except _Spent:
             if failures:                    # found, then the budget ran out while shrinking it
                 cover["shrink_cut_short"] = True
@@ -467,6 +468,26 @@ class Search:
         except (Exception, SystemExit) as e:  # noqa: BLE001 - raised while generating: the claim's strategy
             raise _generator_error(e) from None
         raise _Found(found)
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis biases generation toward constants it collects from the "local" modules already
+    imported (its provider's constant pool), so what the Hypothesis phase draws depended on what
+    else the process had imported (tfsvm-mlp drew other instances after tfsvm-landscape ran in the
+    same process). The pool is empty during the search, and the cache built from it cleared on
+    both sides, so the phase depends on (claim, budget, seed) alone. Private API of Hypothesis,
+    pinned by tests/test_engine.py."""
+    from hypothesis.internal.conjecture import providers
+
+    saved = providers._get_local_constants
+    providers._get_local_constants = providers.Constants
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = saved
+        providers.CONSTANTS_CACHE.cache.clear()
 
 
 def targets(out: Outcome, measures: tuple[str, ...] = ()) -> dict[str, float]:
