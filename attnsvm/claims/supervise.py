@@ -41,6 +41,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from attnsvm import threads as numeric_threads
 from attnsvm.claims.isolation import CodeError, describe
 from attnsvm.errors import UserError
 
@@ -72,6 +73,7 @@ def _child(conn, fn: Callable, args: tuple) -> None:
     except OSError:
         pass
     die_with_parent()
+    numeric_threads.limit(1)                            # parts run side by side: one thread each, BLAS included
     os.register_at_fork(after_in_child=die_with_parent)     # what the code forks dies with this worker
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # the user's Ctrl-C is attnsvm's to handle
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -25,14 +25,12 @@ from __future__ import annotations
 import concurrent.futures as cf
 import logging
 import multiprocessing
-import os
 import signal
 import sys
 from typing import Any, Callable, Iterable, Iterator
 
 from attnsvm.claims.supervise import PRELOAD
 from attnsvm.errors import UserError
-
 
 
 class Inline:
@@ -59,26 +57,14 @@ class _Deferred:
         return True
 
 
-def torch_threads(threads: int) -> None:
-    """Give torch `threads` intra-op threads in this process: now if it is loaded, else when it
-    is (OMP_NUM_THREADS), without importing it for work that does not use it (the fused kernel)."""
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(threads)
-    else:
-        os.environ["OMP_NUM_THREADS"] = str(threads)
-
-
 def _init_worker(threads: int) -> None:
-    from threadpoolctl import threadpool_limits
-
+    from attnsvm import threads as numeric_threads
     from attnsvm.claims.supervise import die_with_parent
 
     die_with_parent()                   # no orphans when attnsvm is killed (its fork server, if any, exits with it)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)           # not the command's own handler, if forked from it
-    torch_threads(threads)
-    threadpool_limits(threads)          # BLAS too: K workers x all cores of OpenBLAS threads made one QR 75x slower
+    numeric_threads.limit(threads)      # BLAS too: K workers x all cores of OpenBLAS threads made one QR 75x slower
 
 
 def local(workers: int, threads: int = 1, preload: Iterable[str] = PRELOAD,

@@ -83,6 +83,7 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     worker processes than shards; one worker runs in-process. The kernel is loaded (and its
     status printed) before local workers fork, so they start with it."""
     from attnsvm.attention import fused
+    from attnsvm import threads as numeric_threads
     from attnsvm.interfaces import executors
     from attnsvm.interfaces.sweeps.shards import check_out_dir
 
@@ -98,7 +99,7 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     pool = executors.pool(executor, workers, threads, preload=())
     executors.start_workers(pool)
     if workers <= 1:
-        executors.torch_threads(threads)
+        numeric_threads.limit(threads)
     try:
         with Progress(TextColumn(f"[bold]{label}"), BarColumn(), MofNCompleteColumn(), TextColumn("shards"),
                       TimeElapsedColumn(), console=console, transient=False) as bar:
