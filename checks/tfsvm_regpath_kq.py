@@ -7,9 +7,9 @@ W*_mm(opt)/||W*_mm||_* when m >= d, and, when m < d, to the solutions of the ran
 problem min ||W||_* s.t. the (Att-SVM) rows, rank W <= m.
 
 The path is `dynamics.regpath.kq_path` (the core path solver on theta = (K, Q)). The target:
-cvxpy's nuclear SVM (m >= d), or for m < d the rank-constrained problem by multi-start SLSQP on
-(K, Q) (`svm.wlift.rank_constrained_svm`: best found, not certified; a path that beats it has a
-negative excess and holds).
+the nuclear SVM (m >= d, Clarabel's SDP, `svm.wlift.nuclear_w_svm`), or for m < d the
+rank-constrained problem by multi-start SLSQP on (K, Q) (`svm.wlift.rank_constrained_svm`: best
+found, not certified; a path that beats it has a negative excess and holds).
 
 The check DISCRIMINATES: hypothesis `svms_differ` keeps only instances where the Frobenius W_mm
 and the target differ (corr(W_mm, target) < SVM_CORR), so a path that converged to W_mm (the
@@ -133,7 +133,7 @@ claim = Claim(
     measures=("final_excess", "corr_W_mm_target", "rank_binds"),
     proxy=f"nuclear excess ||W(R)/margin||_* / value - 1 on R = 2^k value, k < {GRID} (sliding up one step per horizon "
           f"doubling; undecided: up to 2 more): holds if <= {EXCESS_TOL}, non-increasing and halved over the last {LAST} "
-          f"radii, fails if above it without decreasing (relative {PLATEAU}), still so at 4x the radii; value: cvxpy's "
+          f"radii, fails if above it without decreasing (relative {PLATEAU}), still so at 4x the radii; value: Clarabel's "
           f"nuclear SVM (m >= d) or multi-start SLSQP's rank-<= m optimum (m < d), discriminating where corr(W_mm, "
           f"target) < {SVM_CORR}; (K, Q)(R) by regpath.kq_path (multi-start, {ITERS} iterations x the horizon)",
     tolerances={"excess": EXCESS_TOL, "plateau": PLATEAU, "floor": FLOOR, "window": LAST, "iterations": ITERS,

@@ -41,6 +41,7 @@ counts the distinct converged local solutions.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
@@ -165,7 +166,8 @@ def _risk_parts(a: torch.Tensor, s: torch.Tensor, gamma: torch.Tensor, loss):
 @dataclass(frozen=True)
 class Evaluation:
     """Risk (base + excess, see `risk_split`) and, per block, unit gradient, log-norm and
-    (optional, for Newton steps) the block's Hessian divided by the gradient norm."""
+    (optional, for Newton steps) the block's Hessian divided by the gradient norm; `aux`: per-row
+    by-products an objective can reuse for the Hessian at the same point (`Objective.hessians`)."""
 
     base: torch.Tensor
     excess: torch.Tensor
@@ -173,6 +175,7 @@ class Evaluation:
     log_norms: tuple[torch.Tensor, ...]
     hessians: tuple[torch.Tensor | None, ...] = ()
     underflow: torch.Tensor | None = None
+    aux: tuple[torch.Tensor, ...] = ()
 
     def __post_init__(self):
         if self.underflow is None:      # default: a gradient norm below float64's range
@@ -185,12 +188,13 @@ class Evaluation:
                           tuple(torch.where(m1, a, b) for a, b in zip(self.directions, other.directions)),
                           tuple(torch.where(mask, a, b) for a, b in zip(self.log_norms, other.log_norms)),
                           tuple(None if a is None else torch.where(m2, a, b) for a, b in zip(self.hessians, other.hessians)),
-                          torch.where(mask, self.underflow, other.underflow))
+                          torch.where(mask, self.underflow, other.underflow),
+                          tuple(torch.where(mask.view(-1, *[1] * (a.dim() - 1)), a, b) for a, b in zip(self.aux, other.aux)))
 
     def take(self, idx) -> "Evaluation":
         return Evaluation(self.base[idx], self.excess[idx], tuple(d[idx] for d in self.directions),
                           tuple(l[idx] for l in self.log_norms), tuple(None if h is None else h[idx] for h in self.hessians),
-                          self.underflow[idx])
+                          self.underflow[idx], tuple(a[idx] for a in self.aux))
 
     def put(self, index: torch.Tensor, other: "Evaluation") -> "Evaluation":
         """This evaluation with rows `index` replaced by `other`'s rows (in order)."""
@@ -199,7 +203,7 @@ class Evaluation:
                           tuple(put(a, b) for a, b in zip(self.directions, other.directions)),
                           tuple(put(a, b) for a, b in zip(self.log_norms, other.log_norms)),
                           tuple(None if a is None or b is None else put(a, b) for a, b in zip(self.hessians, other.hessians)),
-                          put(self.underflow, other.underflow))
+                          put(self.underflow, other.underflow), tuple(put(a, b) for a, b in zip(self.aux, other.aux)))
 
     def below(self, other: "Evaluation") -> torch.Tensor:
         """Strictly lower risk than `other`, compared without cancellation."""
@@ -213,23 +217,44 @@ class Objective:
     """A batched objective x -> `Evaluation` over B rows (one per instance and start), defined by
     per-row data (tensors with a leading dimension B) and shared arguments: `evaluate(*data,
     *args, x, mode)`, mode ALL (risk, gradients and each block's Hessian), VALUE (no Hessians),
-    HESSIAN (the blocks' Hessians only, a tuple) or (HESSIAN, j) (block j's, the others may be None). `rows(index)` is the same objective on a
-    subset of the rows, so the solver can drop the rows that have finished (`descend`); a row's
-    evaluation depends on its own data only."""
+    HESSIAN (the blocks' Hessians only, a tuple) or (HESSIAN, j) (block j's, the others may be
+    None). `rows(index)` is
+    the same objective on a subset of the rows, so the solver can drop the rows that have
+    finished (`descend`), and `stacked(r)` on its rows repeated r times (several trial points
+    per row in one evaluation); a row's evaluation depends on its own data only."""
 
     def __init__(self, evaluate: Callable, data: tuple, *args):
         self.evaluate, self.data, self.args = evaluate, tuple(data), args
 
-    def __call__(self, x: tuple[torch.Tensor, ...], mode: str = ALL) -> Evaluation:
+    def __call__(self, x: tuple[torch.Tensor, ...], mode: str | tuple = ALL) -> Evaluation:
         return self.evaluate(*self.data, *self.args, x, mode)
 
-    def hessians(self, x: tuple[torch.Tensor, ...], block: int | None = None) -> tuple[torch.Tensor | None, ...]:
+    def hessians(self, x: tuple[torch.Tensor, ...], block: int | None = None,
+                 at: Evaluation | None = None) -> tuple[torch.Tensor | None, ...]:
         """Every block's Hessian at x, or only block `block`'s (the others None) where the
-        objective can compute one alone."""
-        return self.evaluate(*self.data, *self.args, x, HESSIAN if block is None else (HESSIAN, block))
+        objective can compute one alone; `at`: the evaluation at x, whose by-products (`aux`) the
+        objective may reuse."""
+        return self.evaluate(*self.data, *self.args, x, HESSIAN if block is None and at is None else (HESSIAN, block, at))
 
     def rows(self, index: torch.Tensor) -> "Objective":
-        return Objective(self.evaluate, tuple(a[index] for a in self.data), *self.args)
+        return Objective(self.evaluate, tuple(a.index_select(0, index) for a in self.data), *self.args)
+
+    def stacked(self, r: int) -> "Objective":
+        return Objective(self.evaluate, tuple(torch.cat([a] * r) for a in self.data), *self.args)
+
+
+def _hessians_only(mode) -> bool:
+    return mode == HESSIAN or isinstance(mode, tuple) and mode[0] == HESSIAN
+
+
+def _hessian_blocks(mode) -> int | None:
+    """Which blocks' Hessians a mode asks for: None (none), -1 (every block) or block j ((HESSIAN, j[, at]))."""
+    return None if mode == VALUE else -1 if not isinstance(mode, tuple) or mode[1] is None else mode[1]
+
+
+def _at(mode) -> "Evaluation | None":
+    """The evaluation at the same point a Hessian-only mode may carry ((HESSIAN, j, at))."""
+    return mode[2] if isinstance(mode, tuple) and len(mode) > 2 else None
 
 
 def second_derivative(loss, u: torch.Tensor) -> torch.Tensor:
@@ -335,12 +360,12 @@ def _table(loss, B: int, like: torch.Tensor) -> tuple[torch.Tensor, tuple]:
 def _linear_head(K, gamma, ids, KbT, bound, table, x, mode) -> Evaluation:
     loss = row_losses(ids, table)
     (p,) = x
-    if mode == HESSIAN or isinstance(mode, tuple):
+    if _hessians_only(mode):
         return (scaled_hessian(K, gamma, p, loss),)
     g = linear_head_grad(Keys(KbT, bound), gamma, p, loss, stats=False)
     a = _logits(K, p)
     base, excess, f = _risk_parts(a, torch.softmax(a, dim=-1), gamma, loss)
-    H = (scaled_hessian(K, gamma, p, loss),) if mode == ALL else (None,)
+    H = (scaled_hessian(K, gamma, p, loss),) if mode != VALUE else (None,)
     return Evaluation(base, excess, (g.direction,), (g.log_norm,), H, _underflow(g.log_norm, loss.deriv(f)))
 
 
@@ -358,38 +383,43 @@ def linear_head_objective(K: torch.Tensor, gamma: torch.Tensor, loss) -> Objecti
     return Objective(_linear_head, data, table)
 
 
-def _joint(X, Y, K, loss, x, mode) -> Evaluation:
+def _joint(X, Y, K, KbT, bound, loss, x, mode) -> Evaluation:
     v, p = x
-    gamma = Y[..., None] * torch.einsum("bntd,bd->bnt", X, v)
-    a = torch.einsum("bntd,bd->bnt", K, p)
+    n = X.shape[1]
+    only, blocks = _hessians_only(mode), _hessian_blocks(mode)
+    gamma = Y[..., None] * (X * v[:, None, None, :]).sum(-1)                    # Y_i x_it^T v
+    if only and blocks == 1:
+        return (None, scaled_hessian(K, gamma, p, loss))
+    a = _logits(K, p)
     s = torch.softmax(a, dim=-1)
-    feat = torch.einsum("bnt,bntd->bnd", s, X)
-    u = Y * torch.einsum("bnd,bd->bn", feat, v)
+    feat = (s[..., None] * X).sum(-2)                                          # X_i^T s_i
+    u = Y * (feat * v[:, None, :]).sum(-1)
     lp = loss.deriv(u)
-    gv = torch.einsum("bn,bnd->bd", lp * Y, feat) / X.shape[1]
+    gv = ((lp * Y)[..., None] * feat).sum(1) / n
     nv = _norm(gv)
     safe = torch.where(nv > 0, nv, torch.ones_like(nv))
-    if mode != VALUE:
-        only = mode[1] if isinstance(mode, tuple) else None
-        hv = None if only == 1 else \
-            torch.einsum("bn,bnd,bne->bde", second_derivative(loss, u), feat, feat) / X.shape[1] / safe[:, None, None]
-        H = (hv, None if only == 0 else scaled_hessian(K, gamma, p, loss))
-        if mode != ALL:
-            return H
-    else:
-        H = (None, None)
-    gp = linear_head_grad(K, gamma, p, loss, stats=False)
+    hv = hp = None
+    if blocks is not None and blocks != 1:
+        hv = (second_derivative(loss, u)[..., None, None] * feat[..., :, None] * feat[..., None, :]).sum(1) / n \
+            / safe[:, None, None]
+    if blocks is not None and blocks != 0:
+        hp = scaled_hessian(K, gamma, p, loss)
+    if only:
+        return hv, hp
+    gp = linear_head_grad(Keys(KbT, bound), gamma, p, loss, stats=False)
     base, excess, _ = _risk_parts(a, s, gamma, loss)
     dv = torch.where(nv[:, None] > 0, gv / safe[:, None], torch.zeros_like(gv))
-    return Evaluation(base, excess, (dv, gp.direction), (torch.log(nv), gp.log_norm), H,
-                      _underflow(torch.minimum(torch.log(nv), gp.log_norm), lp))
+    log_nv = torch.log(nv)
+    return Evaluation(base, excess, (dv, gp.direction), (log_nv, gp.log_norm), (hv, hp),
+                      _underflow(torch.minimum(log_nv, gp.log_norm), lp))
 
 
 def joint_objective(X: torch.Tensor, Y: torch.Tensor, K: torch.Tensor, loss) -> Objective:
     """L(v, p) = mean_i loss(Y_i v^T X_i^T S(K_i p)) (Section 3), blocks (v, p):
     grad_v = (1/n) sum_i loss'_i Y_i X_i^T s_i; grad_p as for the linear head with
     scores gamma_i = Y_i X_i v. X, K (B,n,T,d), Y (B,n)."""
-    return Objective(_joint, (X, Y, K), loss)
+    keys = Keys.of(K)
+    return Objective(_joint, (X, Y, K, keys.KbT, keys.bound), loss)
 
 
 # ---- the solver ----------------------------------------------------------------------------
@@ -489,11 +519,8 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
                               (fails[:len(live)][mask] >= RESOLUTION_FAILS).tolist()):
             out_status[r] = _status(u, q, f, tol)
 
-    def doubled(o: Objective) -> Objective:
-        both = torch.arange(len(o.data[0]), device=device)
-        return o.rows(torch.cat([both, both]))
-
-    obj2 = doubled(obj)                         # both trial points of every row in one evaluation
+    nb = len(regs)
+    obj2 = obj.stacked(2)                       # both trial points of every row in one evaluation
     k = 0
     for k in range(1, iters + 1):
         res = residuals(x, ev, regs, gtol)
@@ -509,10 +536,11 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
             x, ev = [xb[keep] for xb in x], ev.take(keep)
             steps, fails = [sj[keep] for sj in steps], fails[keep]
             regs, obj = [reg.rows(keep) for reg in regs], obj.rows(keep)
-            obj2 = doubled(obj)
+            obj2 = obj.stacked(2)
         L = len(fails)
         progress = torch.zeros(L, dtype=torch.bool, device=device)
         for j, reg in enumerate(regs):
+            nxt = (j + 1) % nb
             H = ev.hessians[j] if j < len(ev.hessians) else None
             if H is not None:
                 # Newton on log(excess) where excess > 0 (the risk is exponential in the tails):
@@ -540,7 +568,8 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
             steps[j] = torch.minimum(torch.maximum(steps[j], MIN_STEP * reg.radius), 2 * reg.radius)
             x[j] = torch.where(ok[:, None], trial, x[j])
             # the Hessian the next Newton trial needs: the next block's, at the updated point
-            ev = replace(et.where(ok, ev), hessians=obj.hessians(tuple(x), (j + 1) % len(regs)))
+            ev = et.where(ok, ev)
+            ev = replace(ev, hessians=obj.hessians(tuple(x), nxt, ev))
             progress |= ok
         fails = torch.where(progress, torch.zeros_like(fails), fails + 1)
     if len(live):
@@ -555,7 +584,7 @@ def _blank(ev: Evaluation, N: int, device) -> Evaluation:
     full = lambda a, v: torch.full((N, *a.shape[1:]), v, dtype=a.dtype, device=device)
     return Evaluation(full(ev.base, float("inf")), full(ev.excess, 0.0), tuple(full(d, 0.0) for d in ev.directions),
                       tuple(full(l, float("-inf")) for l in ev.log_norms),
-                      tuple(None for _ in ev.hessians), full(ev.underflow, False))
+                      tuple(None for _ in ev.hessians), full(ev.underflow, False), tuple(full(a, 0.0) for a in ev.aux))
 
 
 def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Region) -> tuple[torch.Tensor, torch.Tensor]:
@@ -579,14 +608,32 @@ def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Regi
     A = torch.where(sphere[:, None, None], A_sph, H)
     rhs = torch.where(sphere[:, None], -(d - ud[:, None] * u), -d)
     A = (A + A.transpose(1, 2)) / 2
-    ev = torch.linalg.eigvalsh(A)
-    valid = ev.min(-1).values > 1e-12 * ev.abs().max(-1).values.clamp_min(DIV_FLOOR)
+    valid = positive_definite(A)
     safe = torch.where(valid[:, None, None], A, eye)
     xi = torch.linalg.solve(safe, rhs[..., None])[..., 0]
     step = x + xi
     step = torch.where(sphere[:, None], step / _norm(step, keepdim=True).clamp_min(DIV_FLOOR) * R[:, None], step)
     ok = valid & torch.isfinite(step).all(-1)
     return region.project(torch.where(ok[:, None], step, x)), ok
+
+
+PD_MARGIN = 1e-12     # a Newton model counts as positive definite when its least eigenvalue exceeds this x its norm
+
+
+def positive_definite(A: torch.Tensor) -> torch.Tensor:
+    """Per row: the symmetric A is positive definite with lambda_min(A) > PD_MARGIN ||A||_F (the
+    Newton model is usable), decided by a Cholesky factorisation of A - PD_MARGIN ||A||_F I, an
+    eighth of the cost of A's eigenvalues at the (K, Q) problems' 18 x 18. ||A||_F >= |lambda| for
+    every eigenvalue, so this is at most sqrt(dim) x stricter than the eigenvalue test it replaces
+    (lambda_min > PD_MARGIN max |lambda|); the two agreed on all 335,000 Newton models of sampled
+    theorem1, theorem5 and tfsvm-regpath-kq batches, and the step is still solved by LU, so the
+    paths are bitwise those of the eigenvalue test."""
+    top = A.abs().amax((-2, -1))                       # at unit scale first: ||A||_F^2 may underflow
+    ok = (top > 0) & torch.isfinite(top)
+    unit = A / torch.where(ok, top, torch.ones_like(top))[:, None, None]
+    shift = PD_MARGIN * torch.linalg.matrix_norm(unit)
+    _, info = torch.linalg.cholesky_ex(unit - shift[:, None, None] * torch.eye(A.shape[-1], dtype=A.dtype, device=A.device))
+    return ok & (info == 0)
 
 
 def _bb_length(x, new, ev, et, j, fallback):
@@ -795,11 +842,23 @@ def joint_path(X, Y, K, radii: Sequence[tuple[float, float]], v_starts, p_starts
     def regions_for(rR, index):
         return [Region(rR[:, 0]), Region(rR[:, 1])]
 
+    whole = joint_objective(X, Y, K, loss)
+
     def objective_for(index):
-        return joint_objective(X[index], Y[index], K[index], loss)
+        return whole.rows(index)
 
     return _solve_grid(objective_for, regions_for, [sv, sp_], R, iters, tol, valid)
 
+
+
+@functools.lru_cache(maxsize=16)
+def _skew_basis(m: int, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """The generators e_i e_j^T - e_j e_i^T (i < j) of the m x m skew matrices, (m(m-1)/2, m, m)."""
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    S = torch.zeros(len(pairs), m, m, dtype=dtype, device=device)
+    for k, (i, j) in enumerate(pairs):
+        S[k, i, j], S[k, j, i] = 1.0, -1.0
+    return S
 
 
 def kq_scaled_hessian(Hp: torch.Tensor, direction: torch.Tensor, theta: torch.Tensor, kq) -> torch.Tensor:
@@ -807,29 +866,38 @@ def kq_scaled_hessian(Hp: torch.Tensor, direction: torch.Tensor, theta: torch.Te
     in p = vec(K Q^T) divided by ||grad_p L|| (`scaled_hessian`) and the unit p-gradient D:
     hess_theta = J^T hess_p J + ||grad_p|| C(D), with J = d vec(K Q^T) / d theta and
     C(D) = d^2 <D, K Q^T> / d theta^2 (blocks d^2/dK_ab dQ_cb' = D_ac delta_bb'); the norm ratio
-    ||grad_theta|| / ||grad_p|| = ||(D Q, D^T K)||_F."""
+    ||grad_theta|| / ||grad_p|| = ||(D Q, D^T K)||_F. J is never formed: with dW_ac/dK_AB =
+    delta_aA Q_cB and dW_ac/dQ_CB = K_aB delta_cC and h[a,c,a',c'] = Hp[(a,c),(a',c')], its blocks
+    are contractions over one index each, (J^T Hp J)_KK = Q^T h[A,:,A',:] Q,
+    (J^T Hp J)_KQ[(A,B),(C',B')] = sum_{c,a'} Q_cB h[A,c,a',C'] K_a'B' and
+    (J^T Hp J)_QQ = K^T h[:,C,:,C'] K (broadcast products, as `_mm`: no BLAS)."""
     d, m = kq.d, kq.m
     K, Q = kq.unpack(theta)
-    Id, Im = (torch.eye(n, dtype=theta.dtype, device=theta.device) for n in (d, m))
     B = theta.shape[0]
-    JK = torch.einsum("xA,bcB->bxcAB", Id, Q).reshape(B, d * d, d * m)          # d p_(a,c) / d K_(a',b)
-    JQ = torch.einsum("baB,cC->bacCB", K, Id).reshape(B, d * d, d * m)          # d p_(a,c) / d Q_(c',b)
-    J = torch.cat([JK, JQ], -1)
+    h = Hp.reshape(B, d, d, d, d)
+    hQ = (h[..., None] * Q[:, None, None, None, :, :]).sum(-2)                  # [a, c, a', B']
+    hK = (h[..., None] * K[:, None, None, :, None, :]).sum(-3)                  # [a, c, c', B']
+    KK = (Q[:, None, :, :, None, None] * hQ[:, :, :, None, :, :]).sum(2)         # [A, B, A', B']
+    KQ = (Q[:, None, :, :, None, None] * hK[:, :, :, None, :, :]).sum(2)         # [A, B, C', B']
+    QQ = (K[:, :, None, :, None, None] * hK[:, :, :, None, :, :]).sum(1)         # [C, B, C', B']
     D = direction.reshape(B, d, d)
-    CKQ = torch.einsum("bac,xy->baxcy", D, Im).reshape(B, d * m, d * m)
-    zero = torch.zeros_like(CKQ)
-    C = torch.cat([torch.cat([zero, CKQ], -1), torch.cat([CKQ.transpose(1, 2), zero], -1)], 1)
-    ratio = _norm(torch.cat([_mm(D, Q).flatten(1), _mm(D.transpose(1, 2), K).flatten(1)], -1)).clamp_min(DIV_FLOOR)
-    H = (_mm(_mm(J.transpose(1, 2), Hp), J) + C) / ratio[:, None, None]
+    Im = torch.eye(m, dtype=theta.dtype, device=theta.device)
+    KQ = (KQ + D[:, :, None, :, None] * Im[:, None, :]).reshape(B, d * m, d * m)   # + C(D)_KQ = D_AC' delta_BB'
+    H = torch.cat([torch.cat([KK.reshape(B, d * m, d * m), KQ], -1),
+                   torch.cat([KQ.transpose(1, 2), QQ.reshape(B, d * m, d * m)], -1)], 1)
+    DQ = (D[..., None] * Q[:, None, :, :]).sum(2)                                # D Q
+    DK = (D[..., None] * K[:, :, None, :]).sum(1)                                # D^T K
+    ratio = _norm(torch.cat([DQ.flatten(1), DK.flatten(1)], -1)).clamp_min(DIV_FLOOR)
+    H = H / ratio[:, None, None]
     if m < 2:
         return H
     # L and ||theta|| are invariant under (K, Q) -> (K O, Q O), O orthogonal: H is singular along the orbit's
     # tangents (K S, Q S), S skew, where the gradient has no component. A multiple of the projector onto them
     # makes the Newton model positive definite there without changing its step elsewhere.
-    S = [torch.zeros(m, m, dtype=theta.dtype, device=theta.device) for _ in range(m * (m - 1) // 2)]
-    for k, (i, j) in enumerate((i, j) for i in range(m) for j in range(i + 1, m)):
-        S[k][i, j], S[k][j, i] = 1.0, -1.0
-    V = torch.stack([torch.cat([_mm(K, Sk).flatten(1), _mm(Q, Sk).flatten(1)], -1) for Sk in S], -1)
+    S = _skew_basis(m, theta.dtype, theta.device)
+    KS = (K[:, None, :, :, None] * S[None, :, None, :, :]).sum(-2)               # (B, P, d, m)
+    QS = (Q[:, None, :, :, None] * S[None, :, None, :, :]).sum(-2)
+    V = torch.cat([KS.flatten(2), QS.flatten(2)], -1).transpose(1, 2)           # (B, 2dm, P)
     U, sv, _ = torch.linalg.svd(V, full_matrices=False)
     U = U * (sv > 1e-10 * sv.amax(-1, keepdim=True).clamp_min(DIV_FLOOR))[:, None, :]
     scale = torch.linalg.matrix_norm(H).clamp_min(DIV_FLOOR)          # Frobenius: any positive multiple does
@@ -840,14 +908,18 @@ def _kq(K, gamma, ids, KbT, bound, table, kq, x, mode) -> Evaluation:
     loss = row_losses(ids, table)
     (theta,) = x
     p = kq.to_p(theta)
+    at = _at(mode)
+    if _hessians_only(mode) and at is not None and at.aux:             # the p-gradient's direction at x
+        return (kq_scaled_hessian(scaled_hessian(K, gamma, p, loss), at.aux[0], theta, kq),)
     gp = linear_head_grad(Keys(KbT, bound), gamma, p, loss, stats=False)
     H = (kq_scaled_hessian(scaled_hessian(K, gamma, p, loss), gp.direction, theta, kq),) if mode != VALUE else (None,)
-    if mode != ALL and mode != VALUE:
+    if _hessians_only(mode):
         return H
     g = kq.pullback(gp, theta)
     a = _logits(K, p)
     base, excess, f = _risk_parts(a, torch.softmax(a, dim=-1), gamma, loss)
-    return Evaluation(base, excess, (g.direction,), (g.log_norm,), H, _underflow(g.log_norm, loss.deriv(f)))
+    return Evaluation(base, excess, (g.direction,), (g.log_norm,), H, _underflow(g.log_norm, loss.deriv(f)),
+                      (gp.direction,))
 
 
 def kq_objective(K: torch.Tensor, gamma: torch.Tensor, loss, kq) -> Objective:

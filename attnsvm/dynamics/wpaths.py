@@ -7,9 +7,10 @@ the (K, Q) path is claimed to reach. The paths themselves are `dynamics.paths.li
 - `lmm_starts`: every W-LMM direction (exact selections, T^n <= 64), as flattened W matrices;
 - `balanced`: the balanced rank-m factorisation theta = (vec K, vec Q) of a W's truncated SVD,
   the (K, Q) start of a W direction;
-- `kq_target`: the (K, Q) path's claimed limit for width m: the nuclear-norm W-SVM (m >= d, cvxpy)
-  or the rank-<= m nuclear SVM (m < d, multi-start SLSQP: best found, not certified), with the
-  Frobenius W_mm(opt) and their correlation, memoized on the dataset.
+- `kq_target`: the (K, Q) path's claimed limit for width m: the nuclear-norm W-SVM (m >= d, Clarabel's
+  SDP, `wlift.nuclear_w_svm`) or the rank-<= m nuclear SVM (m < d, multi-start SLSQP: best found,
+  not certified), with the Frobenius W_mm(opt) (`wlift.fro_w_svm`) and their correlation, memoized
+  on the dataset.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import functools
 import numpy as np
 
 from attnsvm.attention import model
-from attnsvm.svm import geometry, w_svm, wlift
+from attnsvm.svm import geometry, wlift
 
 
 @functools.lru_cache(maxsize=4096)
@@ -50,7 +51,7 @@ def kq_target(ds, m: int, seed: int) -> dict:
     'corr_W_mm_target', 'rank_binds' (value / nuclear value - 1)}."""
     def compute():
         opt = model.optimal_tokens(ds).tolist()
-        fro, nuc = w_svm(ds, opt), w_svm(ds, opt, norm="nuclear")
+        fro, nuc = wlift.fro_w_svm(ds, opt), wlift.nuclear_w_svm(ds, opt)
         out = {"ok": fro.ok and nuc.ok, "status": {"fro": fro.status, "nuclear": nuc.status}}
         if not out["ok"]:
             return out
