@@ -4,7 +4,8 @@ the (K, Q) path is claimed to reach. The paths themselves are `dynamics.paths.li
 (with `cross.w_problem`) and `dynamics.paths.kq_paths`; the W-SVM machinery is `svm.wlift`.
 
 - `dataset`: the Gaussian datasets of these checks, one object per arguments (memos shared);
-- `lmm_starts`: every W-LMM direction (exact selections, T^n <= 64), as flattened W matrices;
+- `lmm_starts`: every W-LMM direction (exact selections, T^n <= 64; robust non-LMMs screened in float), as
+  flattened W matrices;
 - `balanced`: the balanced rank-m factorisation theta = (vec K, vec Q) of a W's truncated SVD,
   the (K, Q) start of a W direction;
 - `kq_target`: the (K, Q) path's claimed limit for width m: the nuclear-norm W-SVM (m >= d, Clarabel's
@@ -34,8 +35,10 @@ def dataset(seed: int, n: int, T: int, d: int, cross_queries: bool):
 
 
 def lmm_starts(ds) -> list[np.ndarray]:
-    """Every W-LMM direction (exact, T^n <= 64) as a flattened W."""
-    return [wlift.w_matrix(ds, s.p_mm).ravel() for s in wlift.w_lmms(ds, limit=64)]
+    """Every W-LMM direction (exact, T^n <= 64) as a flattened W (`wlift.w_lmms_screened`: the
+    candidates the float W-SVM shows robustly not locally optimal skip their exact solve; on 300
+    Gaussian datasets the same 658 directions, bitwise, at a third of the cost)."""
+    return [wlift.w_matrix(ds, s.p_mm).ravel() for s in wlift.w_lmms_screened(ds, limit=64)]
 
 
 def balanced(W: np.ndarray, m: int) -> np.ndarray:
