@@ -20,7 +20,6 @@ from typing import Any
 
 from attnsvm.errors import UserError
 
-
 MAX_FILE_BYTES = 256 * 2**20   # an input file's size limit (datasets may be raised past it: --allow-large)
 MAX_DIGITS = 4300               # digits of one number: Python's own limit on int <-> str conversion
 MAX_DEPTH = 64                  # nesting of JSON arrays and objects (a dataset needs 3, a report about 10)
@@ -143,7 +142,8 @@ def _check_tree(obj: Any, where: str, surrogates: bool) -> None:
             raise UserError(f"{where}: JSON nested too deeply (more than {MAX_DEPTH} levels)")
         items = o.items() if isinstance(o, dict) else enumerate(o)
         for k, v in items:
-            if surrogates and ((isinstance(k, str) and _lone_surrogate(k)) or (isinstance(v, str) and _lone_surrogate(v))):
+            if surrogates and ((isinstance(k, str) and _lone_surrogate(k))
+                               or (isinstance(v, str) and _lone_surrogate(v))):
                 raise UserError(f"{where}: a string holds a lone surrogate (an unpaired \\ud800-\\udfff escape)")
             if type(v) in (list, dict):
                 stack.append((v, depth + 1))

@@ -15,7 +15,7 @@ undecided (empty when every status is trusted).
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 # SVM solves (attnsvm.svm.margin.SVMResult.status)
 OPTIMAL = "optimal"

@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -141,7 +142,8 @@ def _float(q) -> float:
 
 def to_float(a: np.ndarray) -> np.ndarray:
     """Nearest floats (+-inf beyond float64's range)."""
-    return np.asarray(a, dtype=np.float64) if a.dtype != object else np.fromiter(map(_float, a.ravel()), np.float64, a.size).reshape(a.shape)
+    return (np.asarray(a, dtype=np.float64) if a.dtype != object
+            else np.fromiter(map(_float, a.ravel()), np.float64, a.size).reshape(a.shape))
 
 
 @dataclass(frozen=True, eq=False)
@@ -174,13 +176,13 @@ class Dataset:
         return self.X.shape[2]
 
     @classmethod
-    def from_arrays(cls, X, Y, v=None, W=None, u=None, z=None, name: str = "dataset") -> "Dataset":
+    def from_arrays(cls, X, Y, v=None, W=None, u=None, z=None, name: str = "dataset") -> Dataset:
         """Validate and build. `v` defaults to e_1 only if omitted; `W` defaults to identity."""
         raw = {"X": X, "Y": Y, "v": v, "W": W, "u": u, "z": z}
         return cls._from_raw(raw, name)
 
     @classmethod
-    def _from_raw(cls, raw: dict, name: str) -> "Dataset":
+    def _from_raw(cls, raw: dict, name: str) -> Dataset:
         if not isinstance(name, str) or len(name) > MAX_NAME:
             raise DatasetError(f"name: expected a string of at most {MAX_NAME} characters")
         if raw.get("X") is None:
@@ -239,7 +241,7 @@ class Dataset:
             cache[key] = compute()
         return cache[key]
 
-    def with_(self, name: str | None = None, **changes) -> "Dataset":
+    def with_(self, name: str | None = None, **changes) -> Dataset:
         """A validated copy with some fields replaced (arrays or nested lists)."""
         raw = {k: self.exact.get(k) for k in FIELDS}
         raw.update(changes)

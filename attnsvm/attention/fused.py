@@ -48,7 +48,8 @@ from attnsvm.cache import cache_dir
 
 HERE = Path(__file__).parent
 SOURCE = HERE / "csrc" / "fused_grad.c"
-BASE_FLAGS = ("-O3", "-fno-trapping-math", "-fno-math-errno", "-fopenmp-simd", "-fPIC", "-shared")   # (value-neutral: let the lane loops vectorize)
+# value-neutral flags: let the lane loops vectorize
+BASE_FLAGS = ("-O3", "-fno-trapping-math", "-fno-math-errno", "-fopenmp-simd", "-fPIC", "-shared")
 EAGER_SOURCES = (HERE / "gradients.py", HERE / "losses.py", Path(__file__))   # what a self-check pass vouches against
 ROUNDING = 1e-12                                    # gradients.ROUNDING (pinned in tests/test_fused_kernel.py)
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)     # dynamics.UNDERFLOW: a gradient below float64's range
@@ -278,7 +279,8 @@ class FusedGrad:
             code = LOSS_CODES.get(loss.name, 0) if loss is getattr(losses, loss.name, None) else 0
             bound = torch_bound(K).numpy()
             K, gamma = K.detach().numpy(), gamma.detach().numpy()
-        Kt, G, bounds = cls._blocked(K, chunks, (2, 1, 3)), cls._blocked(gamma, chunks, (2, 1)), np.zeros(chunks * CHUNK)
+        Kt, G, bounds = (cls._blocked(K, chunks, (2, 1, 3)), cls._blocked(gamma, chunks, (2, 1)),
+                         np.zeros(chunks * CHUNK))
         bounds[:B] = bound
         return cls(lib, (B, n, T, d), Kt, G, bounds, loss, code, np.ascontiguousarray(offsets, dtype=ctypes.c_long),
                    sum(rows) * CHUNK)
@@ -332,7 +334,8 @@ class FusedGrad:
         ws = self.workspace() if ws is None else ws
         args = (ws.ctypes.data, self.offsets.ctypes.data, self.size)
         Kt, G, lib = self.Kt.ctypes.data, self.G.ctypes.data, self.lib
-        padded = self._padded(p)            # held while the kernel reads it (a bare temporary's memory is freed at once)
+        # held while the kernel reads it (a bare temporary's memory is freed at once)
+        padded = self._padded(p)
         lib.attnsvm_margins(Kt, G, padded.ctypes.data, self.chunks, n, T, d, *args)
         if self.loss_code:
             lib.attnsvm_loss_deriv(self.loss_code, self.chunks, n, *args)

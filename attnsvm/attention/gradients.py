@@ -52,7 +52,7 @@ class Grad:
     log_unsat: torch.Tensor | None
     log_excess: torch.Tensor | None = None
 
-    def take(self, idx) -> "Grad":
+    def take(self, idx) -> Grad:
         """The instances `idx` (an int slice or index tensor) of the batch."""
         return Grad(*(None if (x := getattr(self, f.name)) is None else x[idx] for f in fields(self)))
 
@@ -81,7 +81,7 @@ class Keys:
     bound: torch.Tensor
 
     @classmethod
-    def of(cls, K: torch.Tensor) -> "Keys":
+    def of(cls, K: torch.Tensor) -> Keys:
         B, n, T, d = K.shape
         return cls(K.reshape(B, n * T, d).transpose(1, 2).contiguous(), rounding_bound(K))
 
@@ -147,7 +147,8 @@ def linear_head_grad(K: torch.Tensor | Keys, gamma: torch.Tensor, p: torch.Tenso
     ud = torch.sub(gamma, g_ref[..., None]).mul_(u)                       # u_t (gamma_t - gamma_ref)
     if stats:
         gap_sum = _token_sums(torch.sub(gamma.amax(-1, keepdim=True), gamma).mul_(u))
-    t1 = _token_sums(ud).div_(S)                                          # sum_t u_t (gamma_t - f) = (f - gamma_ref) / s_ru
+    # sum_t u_t (gamma_t - f) = (f - gamma_ref) / s_ru
+    t1 = _token_sums(ud).div_(S)
     excess = e2 * t1                                                      # f - gamma_ref, no cancellation
     margin = g_ref + excess                                               # Y_i f(X_i)
     lp = loss.deriv(margin)                                               # (B,n)

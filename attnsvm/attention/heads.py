@@ -43,8 +43,9 @@ class MLPHead:
         return (sech2 * w2) @ W1
 
     @classmethod
-    def random(cls, d: int, width: int, rng: np.random.Generator) -> "MLPHead":
-        return cls(rng.normal(size=(width, d)) / np.sqrt(d), rng.normal(size=width), rng.normal(size=width) / np.sqrt(width))
+    def random(cls, d: int, width: int, rng: np.random.Generator) -> MLPHead:
+        return cls(rng.normal(size=(width, d)) / np.sqrt(d), rng.normal(size=width),
+                   rng.normal(size=width) / np.sqrt(width))
 
 
 @dataclass(frozen=True)

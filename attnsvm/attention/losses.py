@@ -6,8 +6,8 @@ known, `constants(lo, hi) -> (M0, M1)` on the interval [lo, hi] of margins `Y f`
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -32,7 +32,8 @@ logistic = Loss(
     deriv=lambda u: -torch.sigmoid(-u),
     constants=lambda lo, hi: (0.25, 1.0),
     # log(1 + e^{c-u}) - log(1 + e^{-u}) = log1p(expm1(c) sigmoid(-u)); direct difference for |c| > 1
-    increment=lambda u, c: torch.where(c.abs() > 1, torch.nn.functional.softplus(c - u) - torch.nn.functional.softplus(-u),
+    increment=lambda u, c: torch.where(c.abs() > 1,
+                                       torch.nn.functional.softplus(c - u) - torch.nn.functional.softplus(-u),
                                        torch.log1p(torch.expm1(c.clamp(-1, 1)) * torch.sigmoid(-u))),
 )
 

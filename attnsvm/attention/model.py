@@ -55,7 +55,8 @@ def exact_scores(ds: Dataset) -> np.ndarray:
         Xn, dx = integer_tokens(ds)
         vn, dv = to_integers(ds.exact["v"])
         s = Xn.dot(vn).reshape(ds.n, ds.T)
-        return np.array([[Fraction(int(y * a), dx * dv) for a in row] for y, row in zip(ds.exact["Y"], s)], dtype=object)
+        return np.array([[Fraction(int(y * a), dx * dv) for a in row] for y, row in zip(ds.exact["Y"], s)],
+                        dtype=object)
     return ds.memo("exact_scores", compute)
 
 

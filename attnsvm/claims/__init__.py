@@ -12,7 +12,8 @@ from __future__ import annotations
 import importlib
 
 _WHERE = {"BUDGETS": "budget", "Budget": "budget", "get_budget": "budget",
-          "Batched": "claim", "batched": "claim", "Claim": "claim", "Hypothesis": "claim", "Instance": "claim", "Outcome": "claim",
+          "Batched": "claim", "batched": "claim", "Claim": "claim", "Hypothesis": "claim", "Instance": "claim",
+          "Outcome": "claim",
           "Outline": "outline", "Step": "outline", "check": "search",
           "PASSING": "verdicts", "Report": "verdicts", "Verdict": "verdicts",
           "make_witness": "witnesses", "replay_witness": "witnesses"}

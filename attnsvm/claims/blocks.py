@@ -20,8 +20,9 @@ the dataset, so hypotheses and conclusions share one certificate.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -155,9 +156,8 @@ def run(insts: Sequence[Instance], rule: str | Any, steps: int, eta: Any = None,
     forms; `loss`: the loss name (or an instance parameter's name, e.g. 'loss'). Recorded at
     `records` evenly spaced steps and the last."""
     from attnsvm import dynamics
-    from attnsvm.dynamics.smoothness import smoothness_constant
-
     from attnsvm.attention.losses import LOSSES
+    from attnsvm.dynamics.smoothness import smoothness_constant
 
     losses = _per_instance(loss, insts) if not (isinstance(loss, str) and loss in LOSSES) else [loss] * len(insts)
     etas = _per_instance(eta, insts)
@@ -168,7 +168,7 @@ def run(insts: Sequence[Instance], rule: str | Any, steps: int, eta: Any = None,
         groups.setdefault((ds.n, ds.T, ds.d, str(losses[k])), []).append(k)
     out: list[Any] = [None] * len(insts)
     every = max(1, steps // records)
-    for (n, T, d, lossname), ks in groups.items():
+    for (_n, _T, d, _lossname), ks in groups.items():
         problem = dynamics.Problem.from_datasets([insts[k].dataset for k in ks], losses[ks[0]])
         step = [1.0 / smoothness_constant(insts[k].dataset, losses[k]) if etas[k] == "lemma6" else etas[k] for k in ks]
         shared = all(e == step[0] for e in step)
@@ -199,7 +199,7 @@ def path_directions(insts: Sequence[Instance], radii: Sequence[float], loss: str
         groups.setdefault((inst.dataset.n, inst.dataset.T, inst.dataset.d), []).append(k)
     dirs: list[Any] = [None] * len(insts)
     ok = np.zeros((len(insts), len(radii)), dtype=bool)
-    for (n, T, d), ks in groups.items():
+    for (_n, _T, d), ks in groups.items():
         problem = dynamics.Problem.from_datasets([insts[k].dataset for k in ks], loss)
         S = []
         for k in ks:

@@ -32,12 +32,12 @@ class Budget:
     limit: float
     retries: int = 1
 
-    def extended(self, factor: float = 2.0) -> "Budget":
+    def extended(self, factor: float = 2.0) -> Budget:
         """The same budget with the horizon multiplied by `factor` (to re-decide an instance)."""
         return replace(self, horizon=self.horizon * factor)
 
     @classmethod
-    def from_json(cls, obj, where: str = "budget") -> "Budget":
+    def from_json(cls, obj, where: str = "budget") -> Budget:
         """A budget from its name or its JSON form (`to_json`), each field bounded (`BOUNDS`)
         before it sizes any run: a horizon of 1e12 in a file would never end."""
         if isinstance(obj, str):
@@ -79,7 +79,7 @@ def evaluations(budget: Budget, declared: int | None) -> int:
     return max(1, declared * named.evaluations // BUDGETS["quick"].evaluations)
 
 
-def get_budget(budget: "str | Budget") -> Budget:
+def get_budget(budget: str | Budget) -> Budget:
     if isinstance(budget, Budget):
         return budget
     if budget not in BUDGETS:

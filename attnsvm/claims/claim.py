@@ -9,8 +9,9 @@ so a counterexample to it shows H is needed.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Instance:
         return {"dataset": self.dataset.to_json(), "params": self.params}
 
     @classmethod
-    def from_json(cls, obj: Any, where: str = "instance") -> "Instance":
+    def from_json(cls, obj: Any, where: str = "instance") -> Instance:
         if not isinstance(obj, dict) or "dataset" not in obj:
             raise UserError(f"{where}: expected an object with keys 'dataset' and 'params'")
         unknown = set(obj) - {"dataset", "params"}
@@ -201,7 +202,8 @@ class Claim:
         if not isinstance(self.tolerances, dict) or not all(
                 isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                 for k, v in self.tolerances.items()):
-            raise UserError(f"claim {self.name!r}: tolerances must map names to finite numbers, got {self.tolerances!r}")
+            raise UserError(f"claim {self.name!r}: tolerances must map names to finite numbers, "
+                            f"got {self.tolerances!r}")
         for key in ("confirm", "extend"):
             factors = getattr(self, key)
             if factors is not None and (isinstance(factors, (str, bytes)) or not all(
@@ -220,7 +222,7 @@ class Claim:
     def hypothesis_names(self) -> list[str]:
         return [h.name for h in self.hypotheses]
 
-    def drop(self, *names: str, instances: Callable | None = None) -> "Claim":
+    def drop(self, *names: str, instances: Callable | None = None) -> Claim:
         unknown = [n for n in names if n not in self.hypothesis_names()]
         if unknown:
             raise UserError(f"{self.name} has no hypothesis {unknown[0]!r}; it has {self.hypothesis_names()}")

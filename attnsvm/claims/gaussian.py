@@ -48,7 +48,8 @@ def instances(data: Space, **params) -> Space:
     return Space(generate, data.description + ("; params " + ", ".join(params) if params else ""), params=dict(params))
 
 
-def sequences(parts=("gd", "path", "feasibility"), svm: str = "seq", n=(1, 2), T=(2, 3), d=(2, 3), starts: int = 2) -> Space:
+def sequences(parts=("gd", "path", "feasibility"), svm: str = "seq", n=(1, 2), T=(2, 3), d=(2, 3),
+              starts: int = 2) -> Space:
     """Gaussian sequences for the sequence-to-sequence checks (`dynamics.seq2seq`): the part an
     instance concludes, a dataset from a drawn seed (sizes in the given ranges), one label per
     query, the predicting SVM `svm`, a seed for the runs' inits and paths' starts, `starts` runs."""
@@ -62,7 +63,8 @@ def sequences(parts=("gd", "path", "feasibility"), svm: str = "seq", n=(1, 2), T
         return Instance(dataset(seed, nn, TT, dd), {"labels": labels, "part": part, "svm": svm,
                                                     "seed": c.integer(0, 2**16, "seed"), "starts": starts})
 
-    return Space(generate, f"Gaussian sequences n {n}, T {T}, d {d}, labels per query; part in {list(parts)}; svm {svm}",
+    return Space(generate, f"Gaussian sequences n {n}, T {T}, d {d}, labels per query; part in {list(parts)}; "
+                           f"svm {svm}",
                  params={"labels": Space(lambda c: None, "one label per query"), "part": sampled_from(list(parts)),
                          "svm": sampled_from(["seq", "causal", "single", "full"]), "seed": seeds(0, 2**16),
                          "starts": just(starts)})

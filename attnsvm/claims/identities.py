@@ -250,7 +250,8 @@ def kappa_threshold() -> dict:
 
 def norm_step() -> dict:
     """<delta, p>/||p|| = (||p + delta||^2 - ||p||^2 - ||delta||^2)/(2 ||p||) (symbolic d) and
-    (x^2 - y^2)/(2y) - (x - y) = (x - y)^2/(2y) >= 0: so <delta, p/||p||> >= ||p + delta|| - ||p|| - ||delta||^2/(2||p||)."""
+    (x^2 - y^2)/(2y) - (x - y) = (x - y)^2/(2y) >= 0: so <delta, p/||p||> >= ||p + delta|| - ||p|| -
+    ||delta||^2/(2||p||)."""
     p, e = sp.IndexedBase("p", real=True), sp.IndexedBase("delta", real=True)
     norm2 = lambda z: total(z ** 2, j, d)
     polar = 2 * total(e[j] * p[j], j, d) - (norm2(p[j] + e[j]) - norm2(p[j]) - norm2(e[j]))
@@ -262,7 +263,8 @@ def norm_step() -> dict:
 
 def telescoping() -> dict:
     """sum_{s=t0}^{t-1} (x_{s+1} - x_s) = x_t - x_t0 for <p_s, p_hat> and ||p_s||; then with a_t >= a0 +
-    (r_t - r0 - C)/(1 + pi) (C the finite sum of eta^2 ||g_s||^2/(2||p_s||), Lemma 6), a_t/r_t -> >= 1/(1 + pi) as r_t -> oo."""
+    (r_t - r0 - C)/(1 + pi) (C the finite sum of eta^2 ||g_s||^2/(2||p_s||), Lemma 6), a_t/r_t -> >= 1/(1 + pi)
+    as r_t -> oo."""
     s_, t0, tN = sp.Symbol("s", integer=True), sp.Symbol("t0", integer=True), sp.Symbol("t", integer=True)
     x = sp.IndexedBase("x")
     tele = sp.Sum(x[s_ + 1] - x[s_], (s_, t0, tN - 1)).doit() - (x[tN] - x[t0])

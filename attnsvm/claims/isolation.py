@@ -63,7 +63,7 @@ def guarded(where: str, fn, *args, instance=None):
         return fn(*args)
     except (OverTime, KeyboardInterrupt, CodeError):
         raise
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - user code: reported as a row, never a traceback
+    except (Exception, SystemExit) as e:  # user code: reported as a row, never a traceback
         kind, msg, frame = describe(e)
         raise CodeError(where, kind, msg, frame, instance.to_json() if instance is not None else None) from None
 

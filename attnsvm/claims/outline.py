@@ -16,8 +16,8 @@ PARTIAL, whose summary says how many steps are machine-checked and which are not
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from attnsvm.claims.isolation import CodeError, guarded
 from attnsvm.claims.verdicts import Report, Verdict
@@ -44,7 +44,8 @@ class Step:
         if self.status in ("symbolic", "exact") and self.verify is None:
             raise ValueError(f"a {self.status} step needs a verify function: {self.statement}")
         if self.status in ("numeric", "cited") and not self.reference:
-            raise ValueError(f"a {self.status} step must name its {'check' if self.status == 'numeric' else 'reference'}")
+            raise ValueError(f"a {self.status} step must name its "
+                             f"{'check' if self.status == 'numeric' else 'reference'}")
 
     @property
     def machine_checked(self) -> bool:
@@ -102,7 +103,7 @@ class Outline:
                             ("open", lambda s: s.status == "open")):
             ks = [str(k) for k, s in enumerate(self.steps, 1) if pick(s)]
             if ks:
-                detail = "; ".join(f"{k}: {self.steps[int(k) - 1].sizes if label == 'fixed sizes' else self.steps[int(k) - 1].reference or 'open'}"
-                                   for k in ks)
+                detail = "; ".join(f"{k}: {s.sizes if label == 'fixed sizes' else s.reference or 'open'}"
+                                   for k, s in ((k, self.steps[int(k) - 1]) for k in ks))
                 parts.append(f"{label}: step {', '.join(ks)} ({detail})")
         return Verdict.PARTIAL, "; ".join(parts)

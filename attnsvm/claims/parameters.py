@@ -75,7 +75,8 @@ class Number(Constraint):
         return (q > self.lo if self.open_lo else q >= self.lo) and q <= self.hi
 
     def __str__(self):
-        kind = "an integer" if self.integer else "a number" + (" (or a rational string like '1/8')" if self.exact else "")
+        kind = ("an integer" if self.integer
+                else "a number" + (" (or a rational string like '1/8')" if self.exact else ""))
         lo, hi = (int(self.lo), int(self.hi)) if self.integer else (f"{self.lo:g}", f"{self.hi:g}")
         return f"{kind} in {'(' if self.open_lo else '['}{lo}, {hi}]"
 
@@ -212,7 +213,8 @@ DECLARED: dict[str, dict[str, Constraint]] = {
     "lemma4": {"loss": LOSS, "seed": SEED, "points": Number(1, 1024, integer=True)},
     "lemma5": {"loss": LOSS, "seed": SEED, "points": Number(1, 1024, integer=True)},
     "lemma6": {"loss": LOSS, "eta_factor": FACTOR, "seed": SEED},
-    "lemma7": {"loss": LOSS, "seed": SEED, "pick": Number(0, 1024, integer=True), "points": Number(1, 1024, integer=True),
+    "lemma7": {"loss": LOSS, "seed": SEED, "pick": Number(0, 1024, integer=True),
+               "points": Number(1, 1024, integer=True),
                "alpha": Nullable(SELECTION)},
     "lemma8": {"q": VECTOR, "loss": LOSS, "p": VECTOR},
     "lemma9": {"q": VECTOR, "loss": LOSS},

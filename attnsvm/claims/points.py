@@ -6,8 +6,8 @@ shape and loss in one batch (each row's result is its own: the same alone or in 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 

@@ -145,12 +145,14 @@ class ClaimItem(pytest.Item):
         from attnsvm.interfaces.report import summary
 
         rep = self.report
-        expected = " or ".join(rep.expected) if rep.expected else "PROVED, CERTIFIED or SUPPORTED (no expectation stated)"
+        expected = (" or ".join(rep.expected) if rep.expected
+                    else "PROVED, CERTIFIED or SUPPORTED (no expectation stated)")
         lines = [f"{self.name}: verdict {rep.verdict}, expected {expected}",
                  f"statement: {self.claim.statement}",
                  f"evidence: {summary(rep)}"]
         if rep.error:
-            lines.append(f"error in {rep.error.get('where', 'code')}: {rep.error.get('type')}: {rep.error.get('message')}"
+            lines.append(f"error in {rep.error.get('where', 'code')}: {rep.error.get('type')}: "
+                         f"{rep.error.get('message')}"
                          + (f" at {rep.error['frame']}" if rep.error.get("frame") else ""))
             if rep.error.get("instance") is not None:
                 lines.append(f"instance: {_compact(rep.error['instance'])}")

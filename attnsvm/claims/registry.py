@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from attnsvm.errors import UserError
 
@@ -71,7 +71,8 @@ NODES: list[Entry] = [
           statement="gamma_it = Y_i v^T x_it; opt_i in argmax_t gamma_it (first index on ties); the GMM is "
                     "p_mm(opt), the solution of (ATT-SVM) for alpha = opt",
           source="A, Section 2.1, Definition 1; (ATT-SVM)"),
-    Entry("definition2", "Definition 2: SVM-neighbours and locally optimal tokens", A, "definition", uses=("definition1",),
+    Entry("definition2", "Definition 2: SVM-neighbours and locally optimal tokens", A, "definition",
+          uses=("definition1",),
           statement="T_i = active constraints of ATT-SVM(alpha); alpha is locally optimal when every neighbour scores "
                     "strictly lower than alpha_i; its p_mm is an LMM direction",
           source="A, Section 2.2, Definition 2; cones (7), (8)"),
@@ -93,15 +94,16 @@ NODES: list[Entry] = [
                     "(encoded as C1-C3: unique best pure selection, positive multipliers, mixtures shrink the margin)",
           source="A, Section 3.1, Assumption C; (SVM)"),
     Entry("assumption-D", "Assumption D: nonlinear head, optimal sets", A, "assumption",
-          statement="sets O_i with q_i^p = sum_{t not in O_i} s_it(p), q^p = max_i q_i^p: for every mu > 0 there is Q_mu > 0 "
-                    "with q^{p'} <= Q_mu and q^{p'} <= (q^p)^{1 + mu} => L(p') < L(p) (mixing non-optimal tokens hurts; "
-                    "reconstruction, Appendix D)",
+          statement="sets O_i with q_i^p = sum_{t not in O_i} s_it(p), q^p = max_i q_i^p: for every mu > 0 there is "
+                    "Q_mu > 0 with q^{p'} <= Q_mu and q^{p'} <= (q^p)^{1 + mu} => L(p') < L(p) (mixing non-optimal "
+                    "tokens hurts; reconstruction, Appendix D)",
           source="A, Appendix D, Assumption D; eq. (83)"),
 ]
 
 RESULTS: list[Entry] = [
     Entry("lemma1", "Lemma 1: GD on p and on W = p u^T/||u||^2 coincide", A, "lemma",
-          hypotheses=("lifting.rank_one_start", "lifting.step_scaling"), necessity=("rank_one_start", "step_scaling"), derivation=("PROVED",), uses=(),
+          hypotheses=("lifting.rank_one_start", "lifting.step_scaling"), necessity=("rank_one_start", "step_scaling"),
+          derivation=("PROVED",), uses=(),
           statement="for u != 0 and any differentiable loss and head: GD on p with step eta and GD on W with step "
                     "eta/||u||^2 from W_0 = p_0 u^T/||u||^2 satisfy W_t = p_t u^T/||u||^2 for every t (the "
                     "proof's identity: grad L_W(W) = grad L_p(W u) u^T)",
@@ -142,7 +144,8 @@ RESULTS: list[Entry] = [
           statement="Assumptions A and B, (ATT-SVM) for opt feasible, GD with eta <= 1/L_p from any p_0: (a) ||p_t|| "
                     "-> oo (any n); (b) if n = 1, p_t/||p_t|| -> p_mm(opt)/||p_mm(opt)||",
           source="A, Section 2.1, Theorem 2; proof Appendix B.3, eqs. (51)-(52)"),
-    Entry("theorem2-tightness", "Appendix E: n = 1 is needed in Theorem 2(b)", A, "example", uses=("theorem2", "definition1", "definition2", "assumption-B"),
+    Entry("theorem2-tightness", "Appendix E: n = 1 is needed in Theorem 2(b)", A, "example",
+          uses=("theorem2", "definition1", "definition2", "assumption-B"),
           hypotheses=("loss.assumption_A", "data.two_inputs_two_tokens", "scores.assumption_B", "att_svm.gmm_feasible",
                       "dynamics.step_size"),
           check=("REFUTED",), derivation=("PROVED",),
@@ -153,7 +156,8 @@ RESULTS: list[Entry] = [
           source="A, Appendix E, Figure 8"),
     Entry("theorem3", "Theorem 3: local GD convergence to an LMM from its cone", A,
           uses=("assumption-A", "definition2", "lemma6", "lemma7", "theorem2"),
-          hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"), necessity=("locally_optimal",),
+          hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"),
+          necessity=("locally_optimal",),
           statement="Assumption A, alpha locally optimal (Definition 2) => there are mu in (0, 1) and R_mu such that "
                     "GD with eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm(alpha)) has ||p_t|| -> oo and "
                     "p_t/||p_t|| -> p_mm(alpha)/||p_mm(alpha)|| (checked with GD at the cone's empirical "
@@ -161,21 +165,25 @@ RESULTS: list[Entry] = [
           source="A, Section 2.2, Theorem 3, cones (7)-(8); proof Appendix B.4"),
     Entry("theorem4", "Theorem 4 / Theorem 7: only LMM directions are limits of the path", A,
           uses=("assumption-A", "definition2", "definition3", "lemma8", "lemma9", "lemma10"),
-          hypotheses=("loss.assumption_A", "scores.distinct_scores", "directional.general_position", "regpath.q_not_lmm"),
+          hypotheses=("loss.assumption_A", "scores.distinct_scores", "directional.general_position",
+                      "regpath.q_not_lmm"),
           necessity=("q_not_lmm", "distinct_scores", "general_position"), aliases=("theorem7",),
           statement="distinct scores, keys in general position (Theorem 7), q a unit direction parallel to no LMM => "
                     "for every mu > 0 and R0 the path p(R) = argmin {L(p) : p in cone_mu(q), R0 <= ||p|| <= "
                     "R} of (9) stays bounded or does not converge in direction to q",
           source="A, Section 2.3, Theorem 4, eq. (9); Appendix B.5.2, Theorem 7"),
     Entry("theorem5", "Theorem 5: joint (v, p) path -> (v_mm, p_mm)", A, uses=("assumption-C", "theorem8"),
-          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C"), necessity=("assumption_C",),
+          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C"),
+          necessity=("assumption_C",),
           statement="logistic loss, (ATT-SVM) for alpha and the label SVM on r_i = x_{i,alpha_i} feasible, Assumption "
                     "C (encoded as C1-C3) => the joint path (v, p)(r, R) = argmin {L(v, p) : ||v|| <= r, "
                     "||p|| <= R} has v/r -> v_mm/||v_mm|| and p/R -> p_mm(alpha)/||p_mm(alpha)|| as r, R -> "
                     "oo (checked on rays r = kappa R)",
           source="A, Section 3.1, Theorem 5; proof Appendix C.1"),
-    Entry("theorem6", "Theorem 6: non-support inputs relax to problem (10)", A, uses=("assumption-C", "theorem5", "lemma12", "lemma13"),
-          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C_support", "joint.r_dominates_R"),
+    Entry("theorem6", "Theorem 6: non-support inputs relax to problem (10)", A,
+          uses=("assumption-C", "theorem5", "lemma12", "lemma13"),
+          hypotheses=("loss.logistic_loss", "joint.jointly_separable", "joint.assumption_C_support",
+                      "joint.r_dominates_R"),
           necessity=("r_dominates_R",),
           statement="logistic loss, the joint path selects alpha, v_mm the label SVM on x_{i,alpha_i} with support set "
                     "S, Assumption C over S, r = kappa R with kappa > kappa* (our hypothesis r_dominates_R) "
@@ -208,7 +216,8 @@ RESULTS: list[Entry] = [
                     "W_mm",
           source="B, the KKT form of W_mm (as summarised), claim (5)"),
     Entry("tfsvm-mlp", "MLP heads select several tokens; the generalized SVM predicts the limit", B,
-          uses=("assumption-D", "theorem8"), check=("SUPPORTED", "INCONCLUSIVE"),     # a quarter of multi-token runs undecided: either side (NOTES.md)
+          # a quarter of multi-token runs undecided: either side (NOTES.md)
+          uses=("assumption-D", "theorem8"), check=("SUPPORTED", "INCONCLUSIVE"),
           statement="with an MLP head, normalized GD on W from 0 converges to W^fin + R_t W^mm(O): O_i the selected "
                     "sets, W^mm(O) the generalized SVM separating each set from the other tokens and tying "
                     "the tokens within it, W^fin the risk minimiser over the within-set span "
@@ -231,8 +240,8 @@ RESULTS: list[Entry] = [
                     "to W_mm(opt) at a faster rate (log-log slope of 1 - corr(W_t, W_mm)) than fixed-step GD "
                     "at every stable step from 1/L_p to 64/L_p (reconstruction)",
           source="C, abstract: speed-up over GD"),
-    Entry("lemma3", "Lemma 3 (key lemma): the softmax covariance is its reference-token sum up to 2 Gamma A (1 - s_o)^2", A,
-          "lemma", uses=("definition1",), derivation=("PROVED",),
+    Entry("lemma3", "Lemma 3 (key lemma): the softmax covariance is its reference-token sum up to 2 Gamma A "
+                    "(1 - s_o)^2", A, "lemma", uses=("definition1",), derivation=("PROVED",),
           statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= "
                     "2 Gamma A (1 - s_o)^2 for a = K q, s = S(K p) (reconstruction: A = max_t |a_t|)",
           source="A, Appendix A.1, Lemma 3, eq. (16)"),
@@ -240,9 +249,9 @@ RESULTS: list[Entry] = [
           uses=("assumption-A", "definition2", "lemma3", "lemma4"),
           hypotheses=("loss.assumption_A", "att_svm.feasible", "att_svm.locally_optimal"),
           necessity=("locally_optimal",),
-          statement="alpha locally optimal: no stationary point in C_{mu,R}(p_mm) (L1); C max_i(1 - s_i) >= -<grad L(p), q> "
-                    ">= c min_i(1 - s_i) > 0 and ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (L2, reconstructed "
-                    "constants); <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> for ||p|| >= R_pi (L3)",
+          statement="alpha locally optimal: no stationary point in C_{mu,R}(p_mm) (L1); C max_i(1 - s_i) >= -<grad "
+                    "L(p), q> >= c min_i(1 - s_i) > 0 and ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (L2, "
+                    "reconstructed constants); <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> for ||p|| >= R_pi (L3)",
           source="A, Appendix B.1, Lemma 7, eqs. (31a)-(31c), (32)-(50)"),
     Entry("theorem8", "Theorem 8: the path with a nonlinear head converges to (ATT-SVM')", A,
           uses=("assumption-A", "assumption-D", "example-attsvm-prime-nonconvex"),
@@ -257,10 +266,11 @@ RESULTS: list[Entry] = [
           statement="min L(W) over ||W||_F <= R converges in direction to W_mm(opt) (strict, feasible); confined to "
                     "cone_mu(W_mm(alpha)) and ||W|| >= R0 it converges to W_mm(alpha) for locally optimal alpha",
           source="B, Section 3 (as summarised), claim (1)"),
-    Entry("example-attsvm-prime-nonconvex", "Appendix D: (ATT-SVM') is not convex when an optimal set has two tokens", A,
-          "example", hypotheses=("optimal_sets.non_singleton_set",), check=("REFUTED",), derivation=("PROVED",),
-          statement="n = 1, keys e1, -e1, 0, O = {1, 2}: the solution set of (ATT-SVM') is {e1, -e1}, whose midpoint 0 is "
-                    "infeasible (reconstructed keys)",
+    Entry("example-attsvm-prime-nonconvex",
+          "Appendix D: (ATT-SVM') is not convex when an optimal set has two tokens", A, "example",
+          hypotheses=("optimal_sets.non_singleton_set",), check=("REFUTED",), derivation=("PROVED",),
+          statement="n = 1, keys e1, -e1, 0, O = {1, 2}: the solution set of (ATT-SVM') is {e1, -e1}, whose midpoint 0 "
+                    "is infeasible (reconstructed keys)",
           source="A, Appendix D, example after (ATT-SVM')"),
     Entry("lemma5", "Lemma 5: gradient correlation condition for n = 1 under Assumption B", A, "lemma",
           uses=("assumption-A", "assumption-B", "definition1", "lemma4"),
@@ -276,7 +286,8 @@ RESULTS: list[Entry] = [
           statement="gamma*_i - C q_i <= Y_i f_p(X_i) <= gamma*_i - c q_i (0 < c <= C) and -loss' in [m, M], m > 0 => "
                     "Assumption D with Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu} (reconstruction)",
           source="A, Appendix D.2, Lemma 14, eq. (85)"),
-    Entry("lemma8", "Lemma 8: the larger directional margin wins along rays (neighbour-optimal, same selection)", A, "lemma",
+    Entry("lemma8", "Lemma 8: the larger directional margin wins along rays (neighbour-optimal, same selection)", A,
+          "lemma",
           uses=("assumption-A", "definition1", "definition3"),
           hypotheses=("loss.assumption_A", "directional.same_selection", "directional.margin_order",
                       "directional.p_neighbor_optimal", "directional.q_neighbor_optimal"),
@@ -292,18 +303,19 @@ RESULTS: list[Entry] = [
                     "L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R (reconstruction)",
           source="A, Appendix B.5.2, Lemma 9, eqs. (69)-(70)"),
     Entry("lemma10", "Lemma 10: at most d directional neighbours in general position", A, "lemma",
-          uses=("definition3",), hypotheses=("directional.general_position",), necessity=("general_position",), derivation=("PROVED",),
+          uses=("definition3",), hypotheses=("directional.general_position",), necessity=("general_position",),
+          derivation=("PROVED",),
           statement="keys in general position => sum_i |T_i(q)| <= d for every direction q != 0",
           source="A, Appendix B.5.2, Lemma 10"),
     Entry("lemma12", "Lemma 12: a path that selects alpha ends in the quadrant (77)", A, "lemma",
           hypotheses=("softmax.selects_alpha",), necessity=("selects_alpha",), derivation=("PROVED",),
-          statement="s_{i,alpha_i}(p(r, R)) -> 1 => (k_{i,alpha_i} - k_it)^T p(r, R) >= 0 for all i, t != alpha_i and all "
-                    "large R (reconstruction; checked pointwise: s_{i,alpha_i}(p) > 1/2 => (77))",
+          statement="s_{i,alpha_i}(p(r, R)) -> 1 => (k_{i,alpha_i} - k_it)^T p(r, R) >= 0 for all i, t != alpha_i and "
+                    "all large R (reconstruction; checked pointwise: s_{i,alpha_i}(p) > 1/2 => (77))",
           source="A, Appendix C.2, Lemma 12, eq. (77)"),
     Entry("tfsvm-regpath-kq", "(K, Q) regularization path -> nuclear-norm W*_mm (rank <= m when m < d)", B,
           uses=("tfsvm-nuclear", "theorem1", "assumption-A"),
-          hypotheses=("loss.assumption_A", "scores.strict_optimality", "w_svm.gmm_feasible", "dynamics.kq_parameterisation",
-                      "regpath.svms_differ"),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "w_svm.gmm_feasible",
+                      "dynamics.kq_parameterisation", "regpath.svms_differ"),
           necessity=("kq_parameterisation",),
           statement="min L(K Q^T) over ||K||_F^2 + ||Q||_F^2 <= 2R converges in direction to W*_mm(opt) (nuclear norm) "
                     "for m >= d and to the rank-<= m nuclear SVM for m < d; checked where W_mm and that limit differ",
@@ -312,27 +324,29 @@ RESULTS: list[Entry] = [
           uses=("lemma12", "theorem5", "assumption-C"),
           hypotheses=("joint.label_separable", "joint.relaxed_feasible", "joint.att_svm_feasible"),
           necessity=("att_svm_feasible",),
-          statement="on the joint path restricted to (77), v -> v_mm and p -> p_relax (problem (10)) in direction; checked: "
-                    "its competitor (78) exists for eps in (0, 1] with ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2",
+          statement="on the joint path restricted to (77), v -> v_mm and p -> p_relax (problem (10)) in direction; "
+                    "checked: its competitor (78) exists for eps in (0, 1] with ||p^eps||^2 <= ||(1 - eps) "
+                    "p_relax + eps p_mm||^2",
           source="A, Appendix C.2, Lemma 13, eqs. (78)-(82)"),
     Entry("tfsvm-seq2seq", "Sequence-to-sequence attention: GD and the path select by the per-query SVM", B,
           uses=("tfsvm-frobenius", "theorem1", "theorem3", "tfsvm-feasibility"),
           hypotheses=("seq2seq.per_query_svm", "seq2seq.strict_optimality", "seq2seq.opt_feasible",
                       "seq2seq.overparameterized"),
           necessity=("per_query_svm", "overparameterized"),
-          statement="every token x_ik a query (labels Y_ik): NGD on W converges in direction to W_mm(alpha) of its selected "
-                    "tokens and the regularization path to W_mm(opt), W_mm = argmin ||W||_F s.t. (x_{i,alpha_ik} - x_it)^T W "
-                    "x_ik >= 1 for all i, k, t != alpha_ik (one block per query); d >= T and n T (T - 1) <= d^2 make every "
-                    "alpha feasible for generic data (reconstruction of Section 7)",
+          statement="every token x_ik a query (labels Y_ik): NGD on W converges in direction to W_mm(alpha) of its "
+                    "selected tokens and the regularization path to W_mm(opt), W_mm = argmin ||W||_F s.t. "
+                    "(x_{i,alpha_ik} - x_it)^T W x_ik >= 1 for all i, k, t != alpha_ik (one block per query); d >= T "
+                    "and n T (T - 1) <= d^2 make every alpha feasible for generic data (reconstruction of Section 7)",
           source="B, Section 7 (as summarised)"),
     Entry("tfsvm-causal", "Causal attention: GD and the path select by the masked per-query SVM", B,
           uses=("tfsvm-seq2seq", "tfsvm-frobenius", "theorem1", "theorem3", "tfsvm-feasibility"),
           hypotheses=("seq2seq.per_query_svm", "causal.causal_mask", "causal.strict_optimality", "causal.opt_feasible",
                       "causal.overparameterized"),
           necessity=("per_query_svm", "causal_mask", "overparameterized"),
-          statement="query k sees tokens t <= k: NGD converges in direction to W_mm(alpha) of its selected tokens and the "
-                    "path to W_mm(opt), W_mm with constraints (x_{i,alpha_ik} - x_it)^T W x_ik >= 1 for t <= k, t != alpha_ik "
-                    "only; d >= T - 1 and n T (T - 1)/2 <= d^2 make every alpha feasible (reconstruction of Section 7)",
+          statement="query k sees tokens t <= k: NGD converges in direction to W_mm(alpha) of its selected tokens and "
+                    "the path to W_mm(opt), W_mm with constraints (x_{i,alpha_ik} - x_it)^T W x_ik >= 1 for t <= k, t "
+                    "!= alpha_ik only; d >= T - 1 and n T (T - 1)/2 <= d^2 make every alpha feasible "
+                    "(reconstruction of Section 7)",
           source="B, Section 7 (as summarised)"),
     Entry("tfsvm-landscape", "Over-parameterisation: no stationary points; spurious LMMs fade as d grows", B,
           uses=("tfsvm-frobenius", "tfsvm-feasibility", "definition2", "assumption-A"),
@@ -342,12 +356,12 @@ RESULTS: list[Entry] = [
           source="B, Section 5.2 (as summarised), claims (3)-(4)"),
     Entry("tfsvm-global", "Score gap + aligned initial gradient: GD from 0 converges to W_mm(opt)", B,
           uses=("lemma4", "theorem3", "tfsvm-regpath-w", "assumption-A", "definition1", "tfsvm-frobenius"),
-          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.score_gap", "w_risk.initial_gradient_aligned",
-                      "data.independent_queries", "w_svm.gmm_feasible"),
+          hypotheses=("loss.assumption_A", "scores.strict_optimality", "scores.score_gap",
+                      "w_risk.initial_gradient_aligned", "data.independent_queries", "w_svm.gmm_feasible"),
           necessity=("score_gap", "initial_gradient_aligned", "independent_queries"),
-          statement="gamma_opt - max_{t != opt} gamma_t >= spread of the others, (x_opt - x_t)^T (-grad L(0)) z_i > 0 and "
-                    "linearly independent queries (over-parameterisation, d >= n) => normalized GD from W_0 = 0 converges "
-                    "in direction to W_mm(opt) (reconstructed conditions)",
+          statement="gamma_opt - max_{t != opt} gamma_t >= spread of the others, (x_opt - x_t)^T (-grad L(0)) z_i > 0 "
+                    "and linearly independent queries (over-parameterisation, d >= n) => normalized GD from W_0 = 0 "
+                    "converges in direction to W_mm(opt) (reconstructed conditions)",
           source="B, Section 4 (as summarised), claim (4)"),
     Entry("rates-ngd", "NGD: 1 - corr(W_t, W_mm) <= C log(t)/t in the covered settings (law reconstructed)", C,
           uses=("rates-global", "lemma4", "theorem3", "assumption-B"),
@@ -361,28 +375,31 @@ RESULTS: list[Entry] = [
           hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm",
                       "rates.start_near_zero"),
           necessity=("no_other_w_lmm",),     # n1_or_all_support, start_near_zero: necessity not established (NOTES.md)
-          statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, W_mm(opt)) "
-                    "<= C log(t)/t (our reconstruction), judged by the fitted exponent",
+          statement="in the covered settings of rates-global, the Polyak step (f_star = L_inf) has 1 - corr(W_t, "
+                    "W_mm(opt)) <= C log(t)/t (our reconstruction), judged by the fitted exponent",
           source="C, abstract: finite-time rates (Polyak)"),
-    Entry("rates-sparsity", "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
+    Entry("rates-sparsity",
+          "NGD / Polyak sparsify attention exponentially: 1 - s_opt <= C exp(-c t) (law reconstructed)", C,
           uses=("rates-ngd", "rates-polyak", "rates-global", "theorem3"),
           hypotheses=("scores.assumption_B", "w_svm.gmm_feasible", "rates.n1_or_all_support", "rates.no_other_w_lmm"),
           necessity=("no_other_w_lmm",),     # n1_or_all_support: necessity not established (NOTES.md)
-          statement="in the covered settings, mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c = eta/(Z ||W_mm||^2) for NGD and "
-                    "rho_0/(Z^2 ||W_mm||^2) for Polyak (our reconstruction), judged by the fitted rate",
+          statement="in the covered settings, mean_i (1 - s_i,opt(W_t)) <= C exp(-c t), c = eta/(Z ||W_mm||^2) for NGD "
+                    "and rho_0/(Z^2 ||W_mm||^2) for Polyak (our reconstruction), judged by the fitted rate",
           source="C, abstract: sparsification rate"),
     Entry("rates-joint", "Joint (W, v) NGD: W -> W_mm, decoder in margin, L <= exp(-c t^(1/3)) (reconstructed)", C,
           uses=("rates-global", "lemma4"),
           hypotheses=("rates.normalized_step", "rates.labels_on_signal"), necessity=("normalized_step",),
           statement="joint normalized GD on (W, v) on Gaussian-like data (reconstruction): W converges in direction to "
-                    "W_mm(opt), the decoder's normalized margin to the label SVM's, and the loss decays like exp(-t^(1/3))",
+                    "W_mm(opt), the decoder's normalized margin to the label SVM's, and the loss "
+                    "decays like exp(-t^(1/3))",
           source="C, public summaries: joint training"),
 ]
 
 ENTRIES: list[Entry] = RESULTS          # the results with parts, in the order checks run
 PARTS = ("lemmas", "checks", "counterexamples")
 RESULTS_PACKAGE = "attnsvm.results"     # the repository's lemmas/, checks/, counterexamples/ (pyproject package-dir)
-WITNESS_DIR = Path(importlib.util.find_spec(f"{RESULTS_PACKAGE}.counterexamples").submodule_search_locations[0]) / "witnesses"
+WITNESS_DIR = (Path(importlib.util.find_spec(f"{RESULTS_PACKAGE}.counterexamples").submodule_search_locations[0])
+               / "witnesses")
 _BY_ID = {e.id: e for e in NODES + RESULTS}
 _ALIASES = {a: e.id for e in NODES + RESULTS for a in e.aliases}
 

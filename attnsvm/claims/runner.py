@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from attnsvm.claims import registry
 from attnsvm.claims.budget import get_budget
-from attnsvm.claims.parameters import DECLARED
 from attnsvm.claims.isolation import CodeError, describe
+from attnsvm.claims.parameters import DECLARED
 from attnsvm.claims.search import check
 from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.claims.witnesses import replay_witness
@@ -52,7 +52,8 @@ def result_tasks(e: registry.Entry, budget: str, seed: int, search: bool = False
 def file_tasks(path: str, names, budget: str, seed: int) -> list[Task]:
     from pathlib import Path
 
-    return [Task(f"{Path(path).name}:{n}", "check", budget, seed, file=str(Path(path).resolve()), name=n) for n in names]
+    return [Task(f"{Path(path).name}:{n}", "check", budget, seed, file=str(Path(path).resolve()), name=n)
+            for n in names]
 
 
 def run(task: Task) -> Report:
@@ -60,7 +61,7 @@ def run(task: Task) -> Report:
     start = time.perf_counter()
     try:
         return _run(task)
-    except (UserError, CodeError, Exception) as e:  # noqa: BLE001 - becomes the task's row
+    except (UserError, CodeError, Exception) as e:  # becomes the task's row
         if isinstance(e, CodeError):
             err = e.to_json()
             note = e.line()

@@ -301,7 +301,8 @@ class Search:
                         cover["stopped"] = f"budget share spent in scope: {scope.describe()}"
                         return
                     if not isinstance(value, Instance):
-                        raise CodeError("instances", "TypeError", f"the space gave {type(value).__name__}, not an Instance")
+                        raise CodeError("instances", "TypeError",
+                                        f"the space gave {type(value).__name__}, not an Instance")
                     cover["instances"] += 1
                     if not self.meets(value):
                         continue
@@ -439,7 +440,8 @@ class Search:
             if self.stats["evaluated"] >= stop_at or self.spent():
                 raise _Spent()
             if not isinstance(inst, Instance):
-                raise CodeError("instances", "TypeError", f"the instance strategy gave {type(inst).__name__}, not an Instance")
+                raise CodeError("instances", "TypeError",
+                                f"the instance strategy gave {type(inst).__name__}, not an Instance")
             fresh = self.new(inst)
             if not self.meets(inst):
                 hypothesis.reject()
@@ -465,7 +467,7 @@ class Search:
             return
         except (hypothesis.errors.NoSuchExample, hypothesis.errors.Unsatisfiable):
             return
-        except (Exception, SystemExit) as e:  # noqa: BLE001 - raised while generating: the claim's strategy
+        except (Exception, SystemExit) as e:  # raised while generating: the claim's strategy
             raise _generator_error(e) from None
         raise _Found(found)
 
@@ -500,7 +502,8 @@ def targets(out: Outcome, measures: tuple[str, ...] = ()) -> dict[str, float]:
     for key, v in out.detail.items():
         if measures and key not in measures:
             continue
-        if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_)) and math.isfinite(v):
+        if (isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+                and math.isfinite(v)):
             found[f"+{key}"], found[f"-{key}"] = float(v), -float(v)
     return found
 
@@ -538,7 +541,7 @@ def _generating(fn, *args):
         return fn(*args)
     except (NotEnumerable, StopIteration, CodeError, OverTime, KeyboardInterrupt):
         raise
-    except (Exception, SystemExit) as e:  # noqa: BLE001 - the claim's own generator
+    except (Exception, SystemExit) as e:  # the claim's own generator
         raise _generator_error(e) from None
 
 
@@ -608,7 +611,8 @@ def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
             error = _runaway(s)
         except CodeError as e:
             error = e
-    evidence.update(search=s.coverage, evaluations=s.evaluations, evaluated=s.stats["evaluated"], instances=s.stats["held"],
+    evidence.update(search=s.coverage, evaluations=s.evaluations, evaluated=s.stats["evaluated"],
+                    instances=s.stats["held"],
                     inconclusive=s.stats["inconclusive"], certified=s.stats["certified"],
                     search_seconds=round(s.elapsed(), 3))
     if claim.is_batched:
@@ -626,7 +630,8 @@ def _check(claim: Claim, budget: str | Budget, seed: int) -> Report:
     seconds = s.elapsed()
     if error is not None:
         evidence["note"] = error.line()
-        return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, None, seconds, error.to_json())
+        return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, None, seconds,
+                      error.to_json())
     if found is not None:
         held = s.deciding.get(id(found))
         return _refuted(claim, found, held[1] if held and held[0] is found else budget, seed, evidence, seconds)
@@ -664,7 +669,8 @@ def _refuted(claim: Claim, inst: Instance, budget: Budget, seed: int, evidence: 
         replay = replay_witness(json.loads(json.dumps(witness)), claim)
     except CodeError as e:
         evidence["note"] = "counterexample found; " + e.line()
-        return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, None, seconds, e.to_json())
+        return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, None, seconds,
+                      e.to_json())
     if replay.verdict is not Verdict.REFUTED:
         evidence["note"] = f"counterexample found but it did not re-verify from its JSON form ({replay.verdict})"
         return Report(claim.name, claim.part, Verdict.INCONCLUSIVE, claim.expected, evidence, witness, seconds)
@@ -682,7 +688,8 @@ def _verdict(s: Search) -> tuple[Verdict, str]:
     if held == 0:
         return Verdict.INCONCLUSIVE, "no instance met the hypotheses"
     if undecided > INCONCLUSIVE_SHARE * evaluated:
-        return Verdict.INCONCLUSIVE, (f"{undecided} of {evaluated} evaluated instances undecided (more than a quarter): "
+        return Verdict.INCONCLUSIVE, (f"{undecided} of {evaluated} evaluated instances undecided "
+                                      "(more than a quarter): "
                                       + "; ".join(f"{r} ({k})" for r, k in s.reasons.most_common(2)))
     if s.coverage.get("exhaustive", {}).get("exhausted") and s.stats["certified"] == held and undecided == 0:
         return Verdict.CERTIFIED, ""

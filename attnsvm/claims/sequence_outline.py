@@ -19,8 +19,8 @@ from attnsvm.claims.identities import vectorisation
 from attnsvm.claims.outline import Step
 from attnsvm.claims.symbolic import residuals
 
-RECONSTRUCTION = ("the model (output k = v^T X^T S(X W x_ik), labels Y_ik), the per-query W-SVM, the causal mask t <= k "
-                  "and the dimension count (d >= T, or d >= T - 1 causal, and at most d^2 difference rows) are our "
+RECONSTRUCTION = ("the model (output k = v^T X^T S(X W x_ik), labels Y_ik), the per-query W-SVM, the causal mask t <= "
+                  "k and the dimension count (d >= T, or d >= T - 1 causal, and at most d^2 difference rows) are our "
                   "reconstruction of Section 7: the paper text available here gives no formulas")
 
 
@@ -60,9 +60,9 @@ def steps(causal: bool, check: str) -> tuple[Step, ...]:
              "W_mm(alpha); normalized GD from small inits converges to W_mm(alpha_H) of its selected tokens", "numeric",
              reference=f"{check} (part gd: NGD, 1 - corr(W_H, W_mm(alpha_H)) <= 0.01 on saturated runs; part path: "
                        "regpath, 1 - corr(W(R), W_mm(opt)) <= 0.01)", by=("theorem3", "tfsvm-frobenius")),
-        Step("feasibility: if the difference rows vec((x_it - x_{i,r}) x_ik^T) have full row rank, W = D^T (D D^T)^{-1} b "
-             "realises any logit differences, so W_mm(alpha) exists for every alpha (symbolic sizes)", "symbolic",
-             full_rank_feasible),
+        Step("feasibility: if the difference rows vec((x_it - x_{i,r}) x_ik^T) have full row rank, W = D^T (D "
+             "D^T)^{-1} b realises any logit differences, so W_mm(alpha) exists for every alpha (symbolic sizes)",
+             "symbolic", full_rank_feasible),
         Step("generic data with d >= " + ("T - 1" if causal else "T") + " and at most d^2 difference rows (n T (T - 1)"
              + ("/2" if causal else "") + ") give full row rank", "numeric",
              reference=f"{check} (part feasibility: exact FLINT rank of the difference rows on Gaussian data)",

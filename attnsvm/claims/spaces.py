@@ -21,8 +21,9 @@ space is then exhausted (`Enumeration.exhausted`), which is what CERTIFIED needs
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import hypothesis
 from hypothesis import strategies as st
@@ -254,10 +255,10 @@ class Space(SearchStrategy):
     def strategy(self) -> st.SearchStrategy:
         return self
 
-    def map(self, f: Callable[[Any], Any]) -> "Space":
+    def map(self, f: Callable[[Any], Any]) -> Space:
         return Space(lambda c: f(self.generate(c)), self.description, self.ladder)
 
-    def filter(self, condition: Callable[[Any], Any]) -> "Space":
+    def filter(self, condition: Callable[[Any], Any]) -> Space:
         def generate(c: Chooser):
             value = self.generate(c)
             if not condition(value):
@@ -266,7 +267,7 @@ class Space(SearchStrategy):
 
         return Space(generate, self.description, self.ladder)
 
-    def flatmap(self, expand: Callable[[Any], Any]) -> "Space":
+    def flatmap(self, expand: Callable[[Any], Any]) -> Space:
         def generate(c: Chooser):
             inner = expand(self.generate(c))
             return inner.generate(c) if isinstance(inner, Space) else c.strategy(inner)

@@ -10,7 +10,8 @@ anywhere makes the space searchable at random and targeted only, not exhaustivel
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from hypothesis import strategies as st
@@ -18,7 +19,6 @@ from hypothesis import strategies as st
 from attnsvm.attention.data import Dataset
 from attnsvm.claims.claim import Instance
 from attnsvm.claims.spaces import Chooser, Space
-
 
 # ---- parameters -----------------------------------------------------------------------------
 

@@ -39,7 +39,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from attnsvm import threads as numeric_threads
 from attnsvm.claims.isolation import CodeError, describe
@@ -101,7 +102,7 @@ def _child(conn, fn: Callable, args: tuple) -> None:
         answer = ("user", str(e))
     except CodeError as e:
         answer = ("code", e.to_json())
-    except BaseException as e:  # noqa: BLE001 - any failure of the code comes back as data
+    except BaseException as e:  # any failure of the code comes back as data
         kind, msg, frame = describe(e)
         answer = ("code", CodeError("worker", kind, msg, frame).to_json())
     with lock:
@@ -109,7 +110,7 @@ def _child(conn, fn: Callable, args: tuple) -> None:
             conn.send(answer)
         except OSError:                         # the supervisor is gone
             pass
-        except Exception as e:  # noqa: BLE001 - an answer that does not pickle
+        except Exception as e:  # an answer that does not pickle
             failed = CodeError("worker", type(e).__name__, f"the answer could not be sent back: {e}")
             try:
                 conn.send(("code", failed.to_json()))
@@ -170,7 +171,8 @@ def _lost_reason(ended: bool, limit: float) -> tuple[str, str, str]:
     """(where, type, message) of a worker that gave no answer: it ended by itself, or was killed."""
     if ended:
         return "process", "ProcessLost", "the code ended its process (os._exit, a crash or a signal): no answer"
-    return "clock", "Runaway", f"ran past the part's limit of {limit:.0f} s (+{GRACE:g} s grace): its process group was killed"
+    return "clock", "Runaway", (f"ran past the part's limit of {limit:.0f} s (+{GRACE:g} s grace): its process group "
+                                "was killed")
 
 
 class Supervisor:
@@ -207,7 +209,7 @@ class Supervisor:
                     if fut.set_running_or_notify_cancel():
                         try:
                             self.running[_Worker(self.ctx, fn, args, float(self.limit_of(*args)))] = (fut, args)
-                        except Exception as e:  # noqa: BLE001 - no process could be started
+                        except Exception as e:  # no process could be started
                             fut.set_exception(e)
                 running = dict(self.running)
             if not running:

@@ -16,5 +16,6 @@ def assert_verdict(claim: Claim, *expected: str, budget: str | Budget = "quick",
     rep = check(claim, budget, seed)
     if str(rep.verdict) not in expected or rep.error is not None:
         detail = rep.error or (rep.witness["outcome"] if rep.witness else rep.evidence)
-        raise AssertionError(f"{claim.name} [{claim.part}]: verdict {rep.verdict}, expected {' or '.join(expected)}; {detail}")
+        raise AssertionError(f"{claim.name} [{claim.part}]: verdict {rep.verdict}, expected "
+                             f"{' or '.join(expected)}; {detail}")
     return rep

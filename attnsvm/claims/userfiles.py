@@ -61,7 +61,7 @@ class FileClaim:
     def hypothesis_names(self) -> list[str]:
         return list(self.hypotheses)
 
-    def drop(self, *names: str, instances=None) -> "FileClaim":
+    def drop(self, *names: str, instances=None) -> FileClaim:
         unknown = [n for n in names if n not in self.hypotheses]
         if unknown:
             raise UserError(f"{self.name} has no hypothesis {unknown[0]!r}; it has {list(self.hypotheses)}")

@@ -55,6 +55,6 @@ class Report:
                 "error": self.error, "seconds": round(self.seconds, 3)}
 
     @classmethod
-    def from_json(cls, obj: dict) -> "Report":
+    def from_json(cls, obj: dict) -> Report:
         return cls(obj["id"], obj["part"], Verdict(obj["verdict"]), tuple(obj.get("expected", ())),
                    obj.get("evidence", {}), obj.get("witness"), float(obj.get("seconds", 0.0)), obj.get("error"))

@@ -73,7 +73,8 @@ def make_witness(claim: Claim, inst: Instance, budget: Budget, seed: int, source
     out = validate_outcome(guarded("conclusion", claim.conclusion, inst, budget, instance=inst))
     return {"format": FORMAT, "claim": claim.name, "source": source or claim.name,
             "statement": claim.statement, "dropped": sorted(claim.dropped), "violates": claim.violated(inst),
-            "budget": budget.name if BUDGETS.get(budget.name) == budget else budget.to_json(), "seed": seed, "instance": inst.to_json(),
+            "budget": budget.name if BUDGETS.get(budget.name) == budget else budget.to_json(), "seed": seed,
+            "instance": inst.to_json(),
             "verdict": "REFUTED", "outcome": {"holds": out.holds, "reason": out.reason, **out.detail}}
 
 
@@ -120,5 +121,5 @@ def replay_witness(witness: dict, claim: Claim, space=None, declared: dict | Non
 def _space_of(claim: Claim):
     try:
         return claim.instances(claim.dropped)
-    except Exception:  # noqa: BLE001 - the instance space is only consulted to validate parameters
+    except Exception:  # the instance space is only consulted to validate parameters
         return None

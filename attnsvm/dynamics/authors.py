@@ -40,7 +40,7 @@ class NaiveProblem:
     loss: Loss
 
     @classmethod
-    def of(cls, problem) -> "NaiveProblem":
+    def of(cls, problem) -> NaiveProblem:
         return cls(problem.K, problem.gamma, get_loss(problem.loss))
 
     @property
@@ -120,7 +120,7 @@ class Ridge:
         return replace(g, value=value, direction=direction, log_norm=Ms + n.log())
 
 
-def EpsNormalizedGD(eta: float, sizes: tuple[int, ...], eps: float = EPS) -> Chain:  # noqa: N802 (a rule's name)
+def EpsNormalizedGD(eta: float, sizes: tuple[int, ...], eps: float = EPS) -> Chain:  # a rule's name: CamelCase
     """theta_k <- theta_k - eta g_k / (||g_k|| + eps) on each block k of consecutive coordinates
     (`sizes`; one block: the whole theta): torch's SGD on the gradient divided by its norm plus
     eps, per parameter tensor, as in the authors' code."""

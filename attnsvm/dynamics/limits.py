@@ -70,8 +70,8 @@ def run_gd(problem: Problem, eta, p0, steps: int, every: int | None = None) -> T
     if fused is None or not fused.loss_code:
         return run(problem, GD(eta), p0, steps, every)
     step = -np.broadcast_to(np.asarray(eta, dtype=np.float64), (problem.batch,))
-    return kernel_run(problem, p0, steps, every, lambda p, D, log_norm, rate: (p + D * (rate * np.exp(log_norm))[:, None],
-                                                                                log_norm), rate=step)
+    return kernel_run(problem, p0, steps, every,
+                      lambda p, D, log_norm, rate: (p + D * (rate * np.exp(log_norm))[:, None], log_norm), rate=step)
 
 
 def extend(problem: Problem, rule: UpdateRule, tr: Trajectory, steps: int) -> Trajectory:
@@ -130,14 +130,16 @@ def _towards(problem: Problem, tr: Trajectory, jobs: list[tuple[int, np.ndarray]
         norms = np.linalg.norm(Pj, axis=-1)
         resid = [float(np.linalg.norm(Pj[k] - q * math.log(steps[k]))) for k in range(len(rows))]
         d = {"align_gap": align[j].tolist(), "corr_gap": corr_gap, "norm": norms.tolist(), "steps": steps,
-             "corr_gap_slope_vs_log_t": loglog_slope(steps, corr_gap), "residual_growth_last_octave": resid[-1] - resid[-2]}
+             "corr_gap_slope_vs_log_t": loglog_slope(steps, corr_gap),
+             "residual_growth_last_octave": resid[-1] - resid[-2]}
         ok = (align[j, -1] <= tol.align and bool(np.all(np.diff(norms) > 0))
               and (corr_gap[-1] <= corr_gap[-2] or corr_gap[-1] <= tol.floor))
         out.append((bool(ok), d))
     return out
 
 
-def classify_all(datasets: list[Dataset], problem: Problem, tr: Trajectory, tol: Tolerances = Tolerances()) -> list[Limit]:
+def classify_all(datasets: list[Dataset], problem: Problem, tr: Trajectory,
+                 tol: Tolerances = Tolerances()) -> list[Limit]:
     """The limit of every start b of `tr`, a run on `datasets[b]` (one per start; a dataset may
     repeat): 'gmm' when it converges (in the sense of `_towards`) to p_mm(opt) selecting opt,
     'other' when it converges to p_mm(alpha) of the tokens alpha != opt it selects, else
@@ -152,8 +154,8 @@ def classify_all(datasets: list[Dataset], problem: Problem, tr: Trajectory, tol:
     out: list[Limit | None] = [None] * len(datasets)
     for b in range(len(datasets)):
         if tr.status[b] != "ok":
-            out[b] = Limit("undecided", alphas[b], details[b], f"run {tr.status[b]} (gradient underflow or non-finite): "
-                                                               "untrusted")
+            out[b] = Limit("undecided", alphas[b], details[b], f"run {tr.status[b]} (gradient underflow or "
+                                                               "non-finite): untrusted")
     todo = [b for b in range(len(datasets)) if out[b] is None]
     first = [b for b in todo if gmms[b].feasible]
     for b, (ok, d) in zip(first, _towards(problem, tr, [(b, gmms[b].p_mm) for b in first], rows, tol)):

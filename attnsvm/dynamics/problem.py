@@ -5,9 +5,9 @@ in float64."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Sequence
 
 import torch
 
@@ -42,7 +42,7 @@ class Problem:
         return self.K.shape[-1]
 
     @classmethod
-    def from_datasets(cls, datasets: Sequence[Dataset], loss: Loss | str = "logistic", device=None) -> "Problem":
+    def from_datasets(cls, datasets: Sequence[Dataset], loss: Loss | str = "logistic", device=None) -> Problem:
         """p-parameterisation: keys X_i W, scores Y_i X_i v."""
         device = device or default_device()
         K = torch.stack([model.t(model.keys(ds), device) for ds in datasets])
@@ -50,7 +50,7 @@ class Problem:
         return cls(K, g, get_loss(loss))
 
     @classmethod
-    def from_arrays(cls, K, gamma, loss: Loss | str = "logistic", device=None) -> "Problem":
+    def from_arrays(cls, K, gamma, loss: Loss | str = "logistic", device=None) -> Problem:
         device = device or default_device()
         return cls(model.t(K, device), model.t(gamma, device), get_loss(loss))
 

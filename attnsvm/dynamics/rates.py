@@ -269,7 +269,7 @@ def race(insts: Sequence[Instance], budget, rule: str, records: int, gd_factors:
         ds = inst.dataset
         groups.setdefault((ds.n, ds.T, max(ds.d, PAD), Hs[k], etas[k] if rule == "ngd" else None), []).append(k)
     out: list = [None] * len(insts)
-    for (n, T, D, H, _), ks in groups.items():
+    for (_n, _T, D, H, _), ks in groups.items():
         rows = ks                           # dynamics.run pads the batch: an instance's run is its own
         dss = [insts[k].dataset for k in rows]
         XZ = [_padded(ds, D) for ds in dss]

@@ -9,8 +9,9 @@ the gradient underflows."""
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, Sequence
+from typing import Any, ClassVar, Protocol
 
 import torch
 
@@ -172,7 +173,7 @@ def chain(*transforms) -> Chain:
     return Chain(tuple(transforms))
 
 
-def BlockNormalizedGD(eta, sizes) -> Chain:  # noqa: N802 (a rule's name)
+def BlockNormalizedGD(eta, sizes) -> Chain:  # a rule's name: CamelCase
     """theta_k <- theta_k - eta grad_k L / ||grad_k L|| on each block k (`sizes`): normalized GD per
     parameter tensor, as the Transformers-as-SVMs code normalises K's and Q's gradients."""
     return chain(Normalize(tuple(sizes)), Descend(eta))

@@ -79,7 +79,8 @@ class SeqData:
     def exact_scores(self) -> np.ndarray:
         """gamma_ikt = Y_ik v^T x_it exactly (n, T, T) (Fractions)."""
         X, v = self.ds.exact["X"], self.ds.exact["v"]
-        base = [[sum((X[i, t][c] * v[c] for c in range(self.d)), Fraction(0)) for t in range(self.T)] for i in range(self.n)]
+        base = [[sum((X[i, t][c] * v[c] for c in range(self.d)), Fraction(0)) for t in range(self.T)]
+                for i in range(self.n)]
         return np.array([[[int(self.labels[i, k]) * base[i][t] for t in range(self.T)] for k in range(self.T)]
                          for i in range(self.n)], dtype=object)
 
@@ -158,7 +159,8 @@ class SeqData:
         alpha = np.asarray(alpha)
         eX = self.ds.exact["X"]
         tags = [(i, k, t) for i, k in self.queries(which) for t in self.visible(k) if t != alpha[i, k]]
-        eA = np.array([[(eX[i, alpha[i, k]][a] - eX[i, t][a]) * eX[i, k][b] for a in range(self.d) for b in range(self.d)]
+        eA = np.array([[(eX[i, alpha[i, k]][a] - eX[i, t][a]) * eX[i, k][b]
+                        for a in range(self.d) for b in range(self.d)]
                        for i, k, t in tags], dtype=object).reshape(len(tags), self.d * self.d)
         A = np.array([[float(q) for q in r] for r in eA]).reshape(len(tags), self.d * self.d)
         return MarginProblem(A, tuple(tags), eA, (self.d, self.d), f"seq-SVM({which}, causal={self.causal})")
@@ -172,7 +174,8 @@ class SeqData:
         for i, k in self.queries("all"):
             vis = list(self.visible(k))
             for t in vis[1:]:
-                rows.append([(eX[i, t][a] - eX[i, vis[0]][a]) * eX[i, k][b] for a in range(self.d) for b in range(self.d)])
+                rows.append([(eX[i, t][a] - eX[i, vis[0]][a]) * eX[i, k][b]
+                             for a in range(self.d) for b in range(self.d)])
         return rows
 
 
@@ -404,7 +407,8 @@ def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
         final = sol.p[-1]
         S = of(insts[k], causal)
         detail = {"w_mm": q.tolist(), "R_over_norm_w_mm": mult.tolist(), "gap": gaps, "final_gap": gaps[-1],
-                  "status": sol.status, "final_direction": sol.unit(), "selected_at_largest": S.selected(final).tolist(),
+                  "status": sol.status, "final_direction": sol.unit(),
+                  "selected_at_largest": S.selected(final).tolist(),
                   "loglog_slope_last": loglog_slope(mult[tail], gaps[tail])}
         last = gaps[tail]
         if not all(sol.settled()[tail]):
@@ -414,7 +418,8 @@ def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
         elif P.plateau(last, proxy.path_tol, proxy.path_plateau):
             out[k] = Outcome(False, detail=detail)
         else:
-            out[k] = Outcome(None, detail=detail, reason="gap above tolerance but still decreasing at the largest radius")
+            out[k] = Outcome(None, detail=detail, reason="gap above tolerance but still decreasing "
+                                                         "at the largest radius")
     for k in by_part.get("feasibility", []):
         holds, certified, detail, reason = feasible_for_every_alpha(insts[k], causal, proxy.max_alphas)
         out[k] = Outcome(holds, certified=certified, detail=detail, reason=reason)
@@ -426,12 +431,13 @@ def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
 def describe(proxy: Proxy) -> str:
     """The proxy in words, for a claim's report."""
     return (f"gd: NGD (eta {proxy.eta}, {proxy.steps} x horizon steps, seeded inits of scale {proxy.init}), saturated "
-            f"starts (1 - max softmax < {proxy.sat} on every query): 1 - corr(W_H, W_mm(alpha_H)) <= {proxy.tol}; a larger "
-            f"gap refutes only if its Aitken limit from H/4, H/2, H exceeds {proxy.tol} (a gap risen by more than "
-            f"{proxy.rise} over the last octave is undecided), again at the confirming horizons. path: regpath on "
+            f"starts (1 - max softmax < {proxy.sat} on every query): 1 - corr(W_H, W_mm(alpha_H)) <= {proxy.tol}; a "
+            f"larger gap refutes only if its Aitken limit from H/4, H/2, H exceeds {proxy.tol} (a gap risen by more "
+            f"than {proxy.rise} over the last octave is undecided), again at the confirming horizons. path: regpath on "
             f"R = 2^k ||W_mm(opt)||, k < {proxy.grid} (+1 per horizon doubling), 1 - corr <= {proxy.path_tol} at the "
-            f"largest R and non-increasing over the last {proxy.last}; a plateau above refutes. feasibility: exact rank "
-            f"of the difference rows, else an exact Farkas certificate for some alpha (at most {proxy.max_alphas} searched)")
+            f"largest R and non-increasing over the last {proxy.last}; a plateau above refutes. feasibility: exact "
+            "rank of the difference rows, else an exact Farkas certificate for some alpha (at most "
+            f"{proxy.max_alphas} searched)")
 
 
 def make_claim(name: str, causal: bool, statement: str, proxy: Proxy, parts, evaluations: int, confirm, extend):
@@ -444,7 +450,8 @@ def make_claim(name: str, causal: bool, statement: str, proxy: Proxy, parts, eva
     def conclusion(insts, budget):
         return conclude(insts, budget, causal, proxy)
 
-    return Claim(name=name, evaluations=evaluations, statement=statement, hypotheses=hyp.of(name), conclusion=conclusion,
+    return Claim(name=name, evaluations=evaluations, statement=statement, hypotheses=hyp.of(name),
+                 conclusion=conclusion,
                  instances=lambda dropped: gaussian.sequences(parts, svm="causal" if causal else "seq"),
                  proxy=describe(proxy), measures=("worst_gap", "final_gap", "rank", "rows"),
                  horizon=f"{proxy.steps} x horizon NGD steps; {proxy.grid} radii",

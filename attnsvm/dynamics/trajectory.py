@@ -15,8 +15,16 @@ import torch
 from attnsvm.attention import model
 from attnsvm.attention.gradients import STATS
 from attnsvm.dynamics.problem import Problem
-from attnsvm.dynamics.rules import (GD, BlockNormalizedGD, Identity, NormalizedGD, Parameterisation, PerInstance, Polyak,
-                                    UpdateRule)
+from attnsvm.dynamics.rules import (
+    GD,
+    BlockNormalizedGD,
+    Identity,
+    NormalizedGD,
+    Parameterisation,
+    PerInstance,
+    Polyak,
+    UpdateRule,
+)
 
 UNDERFLOW = math.log(np.finfo(np.float64).tiny)   # about -708
 
@@ -129,7 +137,8 @@ def _padded_rule(rule: UpdateRule, B: int, extra: int) -> UpdateRule | None:
         if isinstance(v, torch.Tensor) and v.dim() == 1 and v.shape[0] == B:
             changes[f.name] = _pad(v, extra)
         elif isinstance(v, (list, tuple, np.ndarray)) and len(v) == B:
-            changes[f.name] = np.concatenate([np.asarray(v, dtype=np.float64), np.repeat(np.asarray(v[-1:], np.float64), extra)])
+            changes[f.name] = np.concatenate([np.asarray(v, dtype=np.float64),
+                                              np.repeat(np.asarray(v[-1:], np.float64), extra)])
     return replace(rule, **changes) if changes else rule
 
 
@@ -205,7 +214,8 @@ def _fused_normalized_gd(problem: Problem, rule: UpdateRule, param: Parameterisa
     as this loop, without a Python round trip through torch per step), or None where it does not
     apply."""
     if type(rule) is not NormalizedGD or not isinstance(rule.eta, (int, float)) or \
-            not isinstance(param, Identity) or not isinstance(problem, Problem) or type(problem).grad is not Problem.grad \
+            not isinstance(param, Identity) or not isinstance(problem, Problem) \
+            or type(problem).grad is not Problem.grad \
             or problem.K.device.type != "cpu" or problem.fused is None or not problem.fused.loss_code:
         return None
     return partial(problem.fused.normalized_gd, lr=float(rule.eta))

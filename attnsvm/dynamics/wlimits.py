@@ -101,8 +101,8 @@ def judge(reports: list[dict], measure: str, tol: float, sat: float, plateau: fl
         if r[measure] > tol:
             early = (r.get(measure + "_quarter"), r.get(measure + "_half"))     # absent where W did not yet separate
             if early[1] is not None and r[measure] > early[1] * (1 + rise):
-                untrusted.append(f"{measure} {r[measure]:.3g} > {tol} at the horizon and rising (from {early[1]:.3g} at "
-                                 "H/2): moving away from the selection's SVM direction, in transition")
+                untrusted.append(f"{measure} {r[measure]:.3g} > {tol} at the horizon and rising (from {early[1]:.3g} "
+                                 "at H/2): moving away from the selection's SVM direction, in transition")
                 continue
             limit = None if None in early else limit_estimate(*early, r[measure], plateau=plateau)
             r[measure + "_limit_estimate"] = limit
@@ -132,7 +132,8 @@ def grouped(keys: Sequence, run: Callable[[list[int]], list]) -> list:
     return out
 
 
-def train_reports(insts, budget, rule_of: Callable, norm: str = "fro", both_of: Callable | None = None) -> list[list[dict]]:
+def train_reports(insts, budget, rule_of: Callable, norm: str = "fro",
+                  both_of: Callable | None = None) -> list[list[dict]]:
     """Per instance, the `report` of each start of its W- or (K, Q)-parameterised NGD run (params
     `param`, `m`, `eta`, `steps` (x horizon), `init_scale`, `seed`, `starts`, and `loss` when
     present), all instances of one shape and setting run as one batch (`cross.train_each`).

@@ -34,7 +34,7 @@ class Shape:
     w_given: bool = False
 
     @classmethod
-    def of(cls, obj: Any) -> "Shape":
+    def of(cls, obj: Any) -> Shape:
         def length(x) -> int:
             return len(x) if isinstance(x, list) else 0
 

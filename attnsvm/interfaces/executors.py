@@ -27,7 +27,8 @@ import logging
 import multiprocessing
 import signal
 import sys
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from attnsvm.claims.supervise import PRELOAD
 from attnsvm.errors import UserError
@@ -36,7 +37,7 @@ from attnsvm.errors import UserError
 class Inline:
     """Runs each task in the calling process when its result is asked for."""
 
-    def submit(self, fn: Callable, *args) -> "_Deferred":
+    def submit(self, fn: Callable, *args) -> _Deferred:
         return _Deferred(fn, args)
 
     def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:

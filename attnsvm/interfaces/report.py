@@ -46,7 +46,8 @@ def searched(ev: dict) -> str:
         if ex.get("exhausted"):
             bits.append(f"exhaustive over the whole space ({ex['instances']} instances)")
         elif ex.get("scopes"):
-            bits.append(f"exhaustive over {len(ex['scopes'])} scope(s) up to {ex['scopes'][-1]} ({ex['instances']} instances)")
+            bits.append(f"exhaustive over {len(ex['scopes'])} scope(s) up to {ex['scopes'][-1]} "
+                        f"({ex['instances']} instances)")
         elif "note" in ex:
             bits.append(ex["note"])
     rt = cover.get("random_targeted")
@@ -68,7 +69,8 @@ def summary(r: Report) -> str:
         covered = "; ".join(filter(None, [f"{ev.get('evaluated', 0)} evaluations", searched(ev)]))
         head = f"counterexample found and minimized ({covered})"
     else:
-        head = f"{ev.get('instances', 0)} instances held" + (f" ({ev['certified']} exactly)" if ev.get("certified") else "")
+        head = (f"{ev.get('instances', 0)} instances held"
+                + (f" ({ev['certified']} exactly)" if ev.get("certified") else ""))
         if ev.get("inconclusive"):
             head += f", {ev['inconclusive']} undecided"
         if searched(ev):
@@ -98,7 +100,7 @@ def table(reports: list[Report]):
 
     from attnsvm.errors import printable
 
-    shown = lambda text: escape(printable(text))      # noqa: E731 - names and messages of user code, as text
+    shown = lambda text: escape(printable(text))      # names and messages of user code, as text
     t = Table(title="attnsvm verdicts", show_lines=False)
     for col in ("id", "part", "verdict", "expected", "ok", "evidence", "s"):
         t.add_column(col, overflow="fold", no_wrap=col == "id")     # ids whole: they are typed back

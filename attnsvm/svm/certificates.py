@@ -212,7 +212,8 @@ def positive_dual(rows, x) -> tuple | None:
     for j in range(m):
         c = np.zeros(m)
         c[j] = -1.0
-        res = scipy.optimize.linprog(c, A_eq=Af, b_eq=np.array([float(a) for a in X]), bounds=(0, None), method="highs-ds")
+        res = scipy.optimize.linprog(c, A_eq=Af, b_eq=np.array([float(a) for a in X]), bounds=(0, None),
+                                     method="highs-ds")
         if res.status != 0 or res.x[j] <= 0:
             return None
         supp = [k for k in np.flatnonzero(res.x > 1e-12 * max(1.0, res.x.max())).tolist()]

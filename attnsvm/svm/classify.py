@@ -14,7 +14,7 @@ tokens, or more active rows than dimensions -- then `geometry.select` decides in
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 

@@ -13,9 +13,9 @@ neighbour-optimal when every directional neighbour scores strictly below its sel
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import mpmath
 
@@ -79,7 +79,8 @@ def unit_margin_order(ds: Dataset, p: Sequence, q: Sequence) -> int:
     """sign of Gamma(p)/||p|| - Gamma(q)/||q||, exactly (squares compared with their signs)."""
     gp, gq = direction_of(ds, p).margin, direction_of(ds, q).margin
     np2, nq2 = sum(Fraction(x) ** 2 for x in p), sum(Fraction(x) ** 2 for x in q)
-    a, b = gp * abs(gp) * nq2, gq * abs(gq) * np2            # sign-preserving squares of Gamma/||.|| times ||p||^2 ||q||^2
+    # sign-preserving squares of Gamma/||.|| times ||p||^2 ||q||^2
+    a, b = gp * abs(gp) * nq2, gq * abs(gq) * np2
     return (a > b) - (a < b)
 
 

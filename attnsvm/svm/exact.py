@@ -139,7 +139,8 @@ def _optimum(problem: MarginProblem, rows, N, x, s, act: list[int], u: list) -> 
 
     NA = flint.fmpq_mat(len(act), N.ncols(), [N[j, c] for j in act for c in range(N.ncols())])
     if any(q < 0 for q in u) or any(s[j, 0] < 0 for j in range(rows.m)) or \
-            (act and NA.transpose() * flint.fmpq_mat(len(u), 1, u) != x) or (not act and any(v != 0 for v in x.entries())):
+            (act and NA.transpose() * flint.fmpq_mat(len(u), 1, u) != x) or \
+            (not act and any(v != 0 for v in x.entries())):
         return None
     dim = rows.dim
     num = [Fraction(int(x[k, 0].p), int(x[k, 0].q)) for k in range(dim)]

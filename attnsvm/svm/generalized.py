@@ -33,9 +33,9 @@ shared with `dynamics.cross.generalized_w_svm` (keys vec(x_it z_i^T)).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 
@@ -190,7 +190,7 @@ def _implied(piece: Piece, row: Sequence[Fraction]) -> bool:
     r = DomainMatrix([[q(a)] for a in row], (len(row), 1), QQ)
     try:
         sol = (M * M.transpose()).lu_solve(M * r)
-    except Exception:  # noqa: BLE001 - singular support: not certified
+    except Exception:  # singular support: not certified
         return False
     lam = [Fraction(int(sol[k, 0].element.numerator), int(sol[k, 0].element.denominator)) for k in range(len(supp))]
     ok_sum = all(sum((l * A[k][c] for l, k in zip(lam, supp)), Fraction(0)) == row[c] for c in range(len(row)))
@@ -279,7 +279,8 @@ def _phi(head: str):
         "linear": (lambda u: u, lambda u: torch.ones_like(u), lambda u, c: c),
         "tanh": (torch.tanh, lambda u: 1 - torch.tanh(u) ** 2,
                  lambda u, c: torch.sinh(c) / (torch.cosh(u) * torch.cosh(u - c))),
-        "cubic": (lambda u: u + u ** 3, lambda u: 1 + 3 * u ** 2, lambda u, c: c * (1 + u ** 2 + u * (u - c) + (u - c) ** 2)),
+        "cubic": (lambda u: u + u ** 3, lambda u: 1 + 3 * u ** 2,
+                  lambda u, c: c * (1 + u ** 2 + u * (u - c) + (u - c) ** 2)),
     }[head]
 
 

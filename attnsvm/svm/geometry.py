@@ -20,9 +20,9 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -196,7 +196,8 @@ def gmm(ds: Dataset) -> Selection:
     return select(ds, model.optimal_tokens(ds))
 
 
-def candidate_alphas(ds: Dataset, limit: int = 4096, rng: np.random.Generator | None = None) -> Iterator[tuple[int, ...]]:
+def candidate_alphas(ds: Dataset, limit: int = 4096,
+                     rng: np.random.Generator | None = None) -> Iterator[tuple[int, ...]]:
     """Every alpha in [T]^n when T^n <= limit, else `limit` distinct random ones (seeded), the
     optimal tokens first."""
     if exhaustive(ds, limit):

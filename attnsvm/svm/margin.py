@@ -14,9 +14,9 @@ the rows of non-support inputs only need `>= 0` (`relaxed_att_svm`).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Sequence
 
 import numpy as np
 import quadprog
@@ -126,8 +126,9 @@ def _finish(problem: MarginProblem, e: int, Au: np.ndarray, b: np.ndarray, y: np
         with np.errstate(over="ignore", under="ignore"):
             x, duals = np.ldexp(y, -shift), np.ldexp(mu, -2 * shift)
         if not np.all(np.isfinite(x)) or (np.any(y != 0) and not np.any(x != 0)):
-            return SVMResult(problem, "error", solver, message=f"the solution (about 2^{-shift}) is not representable in "
-                             "float64 at this scale of the data")
+            return SVMResult(problem, "error", solver,
+                             message=f"the solution (about 2^{-shift}) is not representable in "
+                                     "float64 at this scale of the data")
     top = float(mu.max()) if mu.size else 0.0
     support = tuple(np.flatnonzero(mu > 1e-9 * top).tolist()) if top > 0 else ()
     active = tuple(np.flatnonzero(resid <= ACTIVE_TOL * size).tolist())
@@ -311,7 +312,8 @@ def att_svm_keys(K: np.ndarray, alpha: Sequence[int], solver: str = "quadprog") 
     return solve(MarginProblem(A, tags, None, None, "ATT-SVM"), solver)
 
 
-def w_svm_arrays(X: np.ndarray, Z: np.ndarray, alpha: Sequence[int], norm: str = "fro", solver: str = "quadprog") -> SVMResult:
+def w_svm_arrays(X: np.ndarray, Z: np.ndarray, alpha: Sequence[int], norm: str = "fro",
+                 solver: str = "quadprog") -> SVMResult:
     """W-SVM (paper B) straight from float tokens X (n, T, d) and queries Z (n, d): rows
     vec((x_{i,alpha_i} - x_it) z_i^T), no exact rows (sweeps); W_mm (fro) or W*_mm (nuclear, cvxpy)."""
     n, T, d = X.shape
@@ -345,7 +347,8 @@ def w_svm(ds: Dataset, alpha: Sequence[int], norm: str = "fro", solver: str = "q
 def label_svm(R: np.ndarray, Y: np.ndarray, exact_R: np.ndarray | None = None, solver: str = "quadprog") -> SVMResult:
     """v_mm = argmin ||v|| s.t. Y_i v^T r_i >= 1 (Section 3)."""
     A = Y[:, None] * R
-    eA = None if exact_R is None else np.array([[Fraction(int(y)) * x for x in r] for y, r in zip(Y, exact_R)], dtype=object)
+    eA = (None if exact_R is None
+          else np.array([[Fraction(int(y)) * x for x in r] for y, r in zip(Y, exact_R)], dtype=object))
     return solve(MarginProblem(A, tuple(range(len(Y))), eA, None, "label-SVM"), solver)
 
 
@@ -354,5 +357,6 @@ def _check_alpha(ds: Dataset, alpha) -> tuple[int, ...]:
 
     alpha = tuple(int(a) for a in alpha)
     if len(alpha) != ds.n or any(not 0 <= a < ds.T for a in alpha):
-        raise UserError(f"alpha must give one token index in [0, {ds.T}) for each of the {ds.n} inputs, got {list(alpha)}")
+        raise UserError(f"alpha must give one token index in [0, {ds.T}) for each of the {ds.n} "
+                        f"inputs, got {list(alpha)}")
     return alpha

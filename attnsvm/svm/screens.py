@@ -8,7 +8,7 @@ over a common denominator)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from attnsvm.attention import model
 from attnsvm.attention.data import Dataset

@@ -46,4 +46,4 @@ def of(result_id: str) -> tuple[Hypothesis, ...]:
     return tuple(get(q) for q in registry.entry(result_id).hypotheses)
 
 
-from attnsvm.claims.registry import short  # noqa: E402  (the row name of a qualified hypothesis)
+from attnsvm.claims.registry import short  # noqa: E402, F401  (re-exported: the row name of a qualified hypothesis)

@@ -2,7 +2,6 @@
 certificate (rational KKT or Farkas): for the optimal tokens, or for the tokens alpha =
 params['alpha'] of an instance."""
 
-from attnsvm.attention import model
 from attnsvm.claims.claim import Hypothesis
 from attnsvm.claims.hypotheses import table
 from attnsvm.svm import geometry
@@ -33,7 +32,8 @@ def _locally_optimal(inst) -> bool:
 
 GMM_FEASIBLE = Hypothesis("gmm_feasible", "(ATT-SVM) with alpha = opt is feasible, by an exact KKT certificate",
                           _gmm_feasible)
-FEASIBLE = Hypothesis("feasible", "(ATT-SVM) for alpha = params['alpha'] is feasible (exact KKT certificate)", _feasible)
+FEASIBLE = Hypothesis("feasible", "(ATT-SVM) for alpha = params['alpha'] is feasible (exact KKT certificate)",
+                      _feasible)
 LOCALLY_OPTIMAL = Hypothesis("locally_optimal", "alpha = params['alpha'] is locally optimal: feasible and every "
                              "SVM-neighbour scores strictly lower (exact)", _locally_optimal)
 

@@ -67,13 +67,14 @@ JOINTLY_SEPARABLE = Hypothesis("jointly_separable", "ATT-SVM(alpha) and the labe
                                                     "(exact)", _jointly_separable)
 ASSUMPTION_C = Hypothesis(
     "assumption_C", "C1: alpha uniquely maximises the label margin over pure selections; C2: every input is a support "
-    "vector with a positive multiplier and alpha strictly out-scores under v_mm; C3: every mixture with non-optimal mass "
-    "q in {1/4, 1/2, 3/4} on an input has a smaller margin (exact)", _assumption_c)
-ASSUMPTION_C_SUPPORT = Hypothesis("assumption_C_support", "Assumption C (C1, C2, C3 over mixtures) over the support set "
-                                                          "S of the label SVM (exact)", _assumption_c_support)
-R_DOMINATES_R = Hypothesis("r_dominates_R", "the path's ray r = kappa R has kappa > kappa* (exact), the finite-rate form "
-                                            "of r/R -> oo", _r_dominates_R)
-LABEL_SEPARABLE = Hypothesis("label_separable", "the label SVM on x_{i,alpha_i} is feasible (exact KKT)", _label_separable)
+    "vector with a positive multiplier and alpha strictly out-scores under v_mm; C3: every mixture with non-optimal "
+    "mass q in {1/4, 1/2, 3/4} on an input has a smaller margin (exact)", _assumption_c)
+ASSUMPTION_C_SUPPORT = Hypothesis("assumption_C_support", "Assumption C (C1, C2, C3 over mixtures) over the support "
+                                                          "set S of the label SVM (exact)", _assumption_c_support)
+R_DOMINATES_R = Hypothesis("r_dominates_R", "the path's ray r = kappa R has kappa > kappa* (exact), the "
+                                            "finite-rate form of r/R -> oo", _r_dominates_R)
+LABEL_SEPARABLE = Hypothesis("label_separable", "the label SVM on x_{i,alpha_i} is feasible (exact KKT)",
+                             _label_separable)
 RELAXED_FEASIBLE = Hypothesis("relaxed_feasible", "problem (10) is feasible (exact KKT)", _relaxed_feasible)
 ATT_SVM_FEASIBLE = Hypothesis("att_svm_feasible", "ATT-SVM(alpha) is feasible (exact KKT)", _att_svm_feasible)
 

@@ -22,11 +22,11 @@ def prime_feasible(inst) -> bool:
 
 
 ASSUMPTION_D = Hypothesis(
-    "assumption_D", "Assumption D through Lemma 14: O_i = the tokens of top score (exact); outside tokens score strictly "
-                    "lower, so they lower Y_i h by between c q_i and C q_i, c > 0", top_sets_given)
+    "assumption_D", "Assumption D through Lemma 14: O_i = the tokens of top score (exact); outside tokens score "
+                    "strictly lower, so they lower Y_i h by between c q_i and C q_i, c > 0", top_sets_given)
 LABEL_MIXING = Hypothesis(
-    "label_mixing", "(85) with c > 0: O_i = the top-score tokens (exact), so each token outside O_i lowers the margin by "
-                    "at least c = its score gap > 0", top_sets_given)
+    "label_mixing", "(85) with c > 0: O_i = the top-score tokens (exact), so each token outside O_i lowers the margin "
+                    "by at least c = its score gap > 0", top_sets_given)
 PRIME_FEASIBLE = Hypothesis(
     "prime_feasible", "(ATT-SVM') for the sets is feasible with Xi > 0 (some token lies outside the sets: a direction "
                       "along which q -> 0; every piece certified exactly)", prime_feasible)

@@ -34,8 +34,9 @@ def _q_not_lmm(inst) -> bool:
 
 
 def _global_is_opt(inst) -> bool:
-    return inst.params["region"] == "cone" or (model.strict_optimality(inst.dataset) and
-                                               list(inst.params["alpha"]) == model.optimal_tokens(inst.dataset).tolist())
+    return inst.params["region"] == "cone" or (
+        model.strict_optimality(inst.dataset)
+        and list(inst.params["alpha"]) == model.optimal_tokens(inst.dataset).tolist())
 
 
 def _svms_differ(inst) -> bool:
@@ -46,7 +47,8 @@ def _svms_differ(inst) -> bool:
 
 
 Q_NOT_LMM = Hypothesis("q_not_lmm", "q is parallel to no LMM p_mm (exact, all selections)", _q_not_lmm)
-GLOBAL_IS_OPT = Hypothesis("global_is_opt", "the unconstrained (ball) W path is paired with alpha = opt, strictly optimal",
+GLOBAL_IS_OPT = Hypothesis("global_is_opt", "the unconstrained (ball) W path is paired with "
+                                            "alpha = opt, strictly optimal",
                            _global_is_opt)
 SVMS_DIFFER = Hypothesis("svms_differ", f"corr(W_mm(opt), claimed (K, Q) limit) < {SVM_CORR} (the check discriminates)",
                          _svms_differ)

@@ -26,7 +26,8 @@ def initial_gradient_margins(ds, loss: str) -> np.ndarray:
     """(x_{i,opt} - x_it)^T (-grad L(0)) z_i for every i and t != opt_i."""
     G = initial_gradient(ds, loss)
     Z, opt = model.queries(ds), model.optimal_tokens(ds)
-    return np.array([(ds.X[i, opt[i]] - ds.X[i, t]) @ (-G) @ Z[i] for i in range(ds.n) for t in range(ds.T) if t != opt[i]])
+    return np.array([(ds.X[i, opt[i]] - ds.X[i, t]) @ (-G) @ Z[i]
+                     for i in range(ds.n) for t in range(ds.T) if t != opt[i]])
 
 
 INITIAL_GRADIENT_ALIGNED = Hypothesis(

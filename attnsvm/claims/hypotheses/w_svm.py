@@ -66,7 +66,7 @@ def _discriminating(inst) -> bool:
 
 
 DISCRIMINATING = Hypothesis("discriminating", f"||W_mm||_*/||W*_mm||_* - 1 > {DISCRIMINATES} at the optimal tokens "
-                            "(W_mm and W*_mm differ: a run converging to the Frobenius direction would fail the nuclear "
-                            "check; at n = 1 they coincide)", _discriminating)
+                            "(W_mm and W*_mm differ: a run converging to the Frobenius direction would fail the "
+                            "nuclear check; at n = 1 they coincide)", _discriminating)
 
 HYPOTHESES = table(GMM_FEASIBLE, FEASIBLE, LOCALLY_OPTIMAL, DISCRIMINATING)

@@ -10,8 +10,8 @@ the blueprint's data, `graph` lays out and draws the dependency graph, `render_h
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from attnsvm.claims.verdicts import Report
 from attnsvm.errors import UserError
@@ -48,13 +48,14 @@ def draw_figures(out: Path, seed: int, budget: str) -> tuple[dict[str, str], dic
         try:
             plotting.plot_result(id, out / "figures" / f"{id}.png", seed=seed, budget=budget)
             paths[id] = f"figures/{id}.png"
-        except Exception as e:  # noqa: BLE001 - a picture that fails is said on the page, never a lost report
+        except Exception as e:  # a picture that fails is said on the page, never a lost report
             errors[id] = f"{e.__class__.__name__}: {e}"
     return paths, errors
 
 
-def build(reports: Iterable[Report], out: Path, formats: Iterable[str] = ("html",), figures: dict[str, str] | None = None,
-          run: dict | None = None, figure_errors: dict[str, str] | None = None) -> tuple[dict, dict[str, Path]]:
+def build(reports: Iterable[Report], out: Path, formats: Iterable[str] = ("html",),
+          figures: dict[str, str] | None = None, run: dict | None = None,
+          figure_errors: dict[str, str] | None = None) -> tuple[dict, dict[str, Path]]:
     """Write the blueprint of `reports` into `out` (index.html, blueprint.md, blueprint.json):
     (its summary, the files written by format)."""
     from attnsvm.interfaces.blueprint import collect, render_html, render_md

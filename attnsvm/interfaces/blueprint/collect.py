@@ -15,7 +15,7 @@ by a path of the machine that built the page.
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Iterable
 
 import networkx as nx
 
@@ -23,7 +23,8 @@ from attnsvm.claims import registry, runner
 from attnsvm.claims.verdicts import Report
 from attnsvm.errors import UserError
 from attnsvm.files import read_json
-from attnsvm.interfaces.report import shipped_witnesses, summary as evidence_summary
+from attnsvm.interfaces.report import shipped_witnesses
+from attnsvm.interfaces.report import summary as evidence_summary
 
 STANDINGS = {
     "proved": "every proof step machine-checked (symbolic at general sizes or exact), every verdict as expected, "
@@ -81,7 +82,8 @@ def collect(reports: Iterable[Report], figures: dict[str, str] | None = None, ru
     steps = {e.id: _steps(parts[e.id].get("derivation")) for e in nodes}
     g = graph(nodes, steps)
     layer = {n: k for k, gen in enumerate(nx.topological_generations(g)) for n in gen}
-    out = [_node(e, parts[e.id], steps[e.id], g, layer[e.id], (figures or {}).get(e.id), (figure_errors or {}).get(e.id))
+    out = [_node(e, parts[e.id], steps[e.id], g, layer[e.id], (figures or {}).get(e.id),
+                 (figure_errors or {}).get(e.id))
            for e in nodes]
     own = {n["id"]: n["standing"] for n in out}
     for n in out:
@@ -112,7 +114,8 @@ def _node(e: registry.Entry, parts: dict[str, Report], steps: list[dict], g: nx.
     counts = Counter(s["kind"] for s in steps)
     rests_on = [k for k in NOT_MACHINE_CHECKED if counts[k]]
     expected_parts = [t.part for t in runner.result_tasks(e, "quick", 0)] if e.has_parts else []
-    present = [parts[p] for p in expected_parts if p in parts] + [r for p, r in parts.items() if p not in expected_parts]
+    present = ([parts[p] for p in expected_parts if p in parts]
+               + [r for p, r in parts.items() if p not in expected_parts])
     return {
         "id": e.id, "title": e.title, "paper": e.paper, "kind": e.kind, "statement": e.statement,
         "source": getattr(e, "source", ""), "statement_link": f"{STATEMENTS_DOC}#{e.id}",

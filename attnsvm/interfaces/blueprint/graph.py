@@ -86,7 +86,8 @@ def hover(n: dict) -> str:
     out.append(f"standing: {standing}")
     for part, label in (("derivation", "derivation"), ("check", "check")):
         r = n[part]
-        out.append(f"{label}: {r['verdict']} (expected {' | '.join(r['expected']) or 'a pass'})" if r else f"{label}: not run")
+        out.append(f"{label}: {r['verdict']} (expected {' | '.join(r['expected']) or 'a pass'})" if r
+                   else f"{label}: not run")
     for row in n["necessity_rows"]:
         out.append(f"without {row['hypothesis']}: {row['report']['verdict'] if row['report'] else 'not run'}")
     return "\n".join(out)
@@ -144,7 +145,7 @@ def _order(h: nx.DiGraph, lay: dict, start: list) -> list[list]:
 def _heights(cols: list[list], h: nx.DiGraph, size: dict) -> dict:
     """Vertical centres: each layer in its order within the tallest layer's height, each vertex
     pulled toward its neighbours' mean height as far as its layer leaves room."""
-    height = lambda v: size[v][1] if v in size else WAYPOINT_H          # noqa: E731
+    height = lambda v: size[v][1] if v in size else WAYPOINT_H
     span = max(sum(height(v) for v in col) + ROW_GAP * (len(col) - 1) for col in cols)
     y = {}
     for col in cols:                                 # start: each layer centred
@@ -239,10 +240,11 @@ def _node(n: dict, box: tuple[float, float, float, float]) -> str:
     off = n["parts_run"] > n["parts_as_expected"]
     stroke = "#b91c1c" if off else "#374151"
     dash = ' stroke-dasharray="4 2"' if n["standing"] == "proved modulo" else ""
-    out = [f'<a href="#node-{escape(n["id"])}" id="graph-node-{escape(n["id"])}" class="gnode" data-id="{escape(n["id"])}">',
+    out = [f'<a href="#node-{escape(n["id"])}" id="graph-node-{escape(n["id"])}" class="gnode" '
+           f'data-id="{escape(n["id"])}">',
            f"<title>{escape(hover(n))}</title>",
-           f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="5" fill="{STANDING_COLORS[n["standing"]]}" '
-           f'stroke="{stroke}" stroke-width="{1.8 if off else 1}"{dash}/>']
+           f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="5" '
+           f'fill="{STANDING_COLORS[n["standing"]]}" stroke="{stroke}" stroke-width="{1.8 if off else 1}"{dash}/>']
     ty = y + 6 + LINE_H * 0.75
     for t in id_lines(n["id"]):
         out.append(f'<text class="label nid" x="{x + w / 2:.1f}" y="{ty:.1f}" font-size="{ID_SIZE}" font-weight="bold">'

@@ -30,7 +30,7 @@ def consoles():
     """(stdout, stderr) rich consoles; one that is not a terminal is never cut at 80 columns."""
     from rich.console import Console
 
-    wide = lambda stream: None if stream.isatty() else PIPED_WIDTH       # noqa: E731
+    wide = lambda stream: None if stream.isatty() else PIPED_WIDTH
     return Console(width=wide(sys.stdout)), Console(stderr=True, width=wide(sys.stderr))
 
 
@@ -44,8 +44,10 @@ def main() -> None:
 
         code = app(standalone_mode=False)
     except (UserError, usage_error) as e:
-        if type(e).__name__ == "NoArgsIsHelpError":       # bare `attnsvm` (or a group without a command): its help,
-            if not getattr(e.ctx.command, "rich_markup_mode", None):   # which typer's rich formatter printed while raising
+        # bare `attnsvm` (or a group without a command): its help,
+        # which typer's rich formatter printed while raising
+        if type(e).__name__ == "NoArgsIsHelpError":
+            if not getattr(e.ctx.command, "rich_markup_mode", None):
                 print(e.format_message())
             sys.exit(2)
         message = e.format_message() if isinstance(e, usage_error) else str(e)

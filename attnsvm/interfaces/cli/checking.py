@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -18,7 +17,7 @@ LOAD_LIMIT = 120.0        # seconds a worker may take to load a claims file for 
 
 
 @app.command("list")
-def list_results(json_file: Optional[Path] = JsonOpt):
+def list_results(json_file: Path | None = JsonOpt):
     """The results, their hypotheses, expected verdicts and what their proofs use."""
     from rich.markup import escape
     from rich.table import Table
@@ -48,7 +47,8 @@ def list_results(json_file: Optional[Path] = JsonOpt):
             t.add_row(a, f"alias of {e.id}", "", "", "")
     out.print(t)
     if json_file:
-        write_json_atomic(json_file, {"results": rows, "aliases": {a: e.id for e in registry.all_nodes() for a in e.aliases}})
+        write_json_atomic(json_file, {"results": rows,
+                                      "aliases": {a: e.id for e in registry.all_nodes() for a in e.aliases}})
 
 
 def tasks_of(targets: list[str], budget: str, seed: int, search: bool):
@@ -155,7 +155,7 @@ def run_part_on_dask(task):
 
 @app.command()
 def check(targets: list[str] = typer.Argument(..., help="result ids, 'all', or Python files of claims"),
-          budget: str = BudgetOpt, seed: int = SeedOpt, json_file: Optional[Path] = JsonOpt,
+          budget: str = BudgetOpt, seed: int = SeedOpt, json_file: Path | None = JsonOpt,
           search: bool = typer.Option(False, "--search", help="search afresh instead of replaying stored witnesses"),
           workers: int = WorkersOpt, executor: str = ExecutorOpt,
           witness_dir: Path = typer.Option(Path(WITNESS_DIR), "--witnesses", metavar="DIR",
@@ -314,7 +314,7 @@ def _resolve(target: str):
 def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py[:NAME] of a user claim (NAME: "
                                                          "its variable or its Claim name)"),
                    drop: list[str] = typer.Option([], "--drop", help="hypothesis to drop (repeatable)"),
-                   out_file: Optional[Path] = typer.Option(None, "--out", help="witness file (default ./ID--HYP.json, "
+                   out_file: Path | None = typer.Option(None, "--out", help="witness file (default ./ID--HYP.json, "
                                                                               "./FILE--VARIABLE[--HYP].json)"),
                    budget: str = BudgetOpt, seed: int = SeedOpt):
     """Search for a counterexample (with hypotheses dropped), minimize it, save it as a witness."""
@@ -337,7 +337,7 @@ def counterexample(target: str = typer.Argument(..., help="result id, or FILE.py
         claim = claim.drop(*drop, instances=s.instances if s else None)
     import re
 
-    safe = lambda text: re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"   # noqa: E731 - stays in ./
+    safe = lambda text: re.sub(r"[^A-Za-z0-9._-]", "_", text).lstrip(".") or "_"   # stays in ./
     if ":" in source:                                # a user's claim: FILE--VARIABLE[--HYP], as `check` names it
         file, _, var = source.partition(":")
         stem = f"{safe(Path(file).stem)}--{safe(var)}" + (f"--{safe('-'.join(sorted(drop)))}" if drop else "")
@@ -372,11 +372,12 @@ def shipped_path(name: str) -> Path:
 
 
 @app.command()
-def replay(witness: Optional[Path] = typer.Argument(None, help="a witness JSON file"),
-           shipped: Optional[str] = typer.Option(None, "--shipped", metavar="ID--NAME",
-                                                 help="a witness shipped with attnsvm (`attnsvm witnesses` lists them)"),
-           json_file: Optional[Path] = JsonOpt,
-           claims: Optional[Path] = typer.Option(None, "--claims", help="the Python file of claims the witness refutes "
+def replay(witness: Path | None = typer.Argument(None, help="a witness JSON file"),
+           shipped: str | None = typer.Option(None, "--shipped", metavar="ID--NAME",
+                                                 help="a witness shipped with attnsvm "
+                                                      "(`attnsvm witnesses` lists them)"),
+           json_file: Path | None = JsonOpt,
+           claims: Path | None = typer.Option(None, "--claims", help="the Python file of claims the witness refutes "
                                                                        "(witnesses never name code that runs)")):
     """Re-verify a stored witness (a file, or one shipped with attnsvm): it must meet the kept
     hypotheses and refute the conclusion."""
@@ -429,10 +430,10 @@ def replay(witness: Optional[Path] = typer.Argument(None, help="a witness JSON f
 
 
 @app.command("witnesses")
-def list_witnesses(targets: Optional[list[str]] = typer.Argument(None, help="result ids (default: every result)"),
-                   export: Optional[Path] = typer.Option(None, "--export", metavar="DIR",
+def list_witnesses(targets: list[str] | None = typer.Argument(None, help="result ids (default: every result)"),
+                   export: Path | None = typer.Option(None, "--export", metavar="DIR",
                                                          help="copy them (JSON files) into this directory"),
-                   json_file: Optional[Path] = JsonOpt):
+                   json_file: Path | None = JsonOpt):
     """The counterexamples shipped with attnsvm: what each refutes and the command that replays it
     on any install; --export copies them out, to read or to replay as files."""
     from rich.table import Table

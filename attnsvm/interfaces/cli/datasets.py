@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -11,11 +10,11 @@ from attnsvm.errors import UserError
 from attnsvm.files import MAX_FILE_BYTES
 from attnsvm.interfaces.cli.app import BudgetOpt, JsonOpt, SeedOpt, app, consoles
 
-
 MAX_STEPS = 10**8          # `run --steps` (the work estimate usually refuses far fewer first)
 AllowLargeOpt = typer.Option(False, "--allow-large", help="read datasets over the input-file size limit and run "
                              "past the memory and work estimates' limits (see attnsvm.interfaces.cost)")
-SecondsOpt = typer.Option(30.0, "--seconds", help="stop the LMM search after this long (the set is then not exhaustive)")
+SecondsOpt = typer.Option(30.0, "--seconds",
+                          help="stop the LMM search after this long (the set is then not exhaustive)")
 
 
 def _load(path: Path, allow_large: bool, steps: int = 0):
@@ -35,14 +34,15 @@ def _seconds(seconds: float) -> float:
 
 
 @app.command()
-def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_file: Optional[Path] = JsonOpt,
+def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_file: Path | None = JsonOpt,
             limit: int = typer.Option(4096, "--limit", min=1,
                                       help="enumerate all T^n selections up to this many, else sample this many"),
             seconds: float = SecondsOpt,
-            screen: Optional[bool] = typer.Option(None, "--screen/--no-screen", help="skip certificates of robust non-LMMs "
-                                                  "(default: only when sampling)"),
+            screen: bool | None = typer.Option(None, "--screen/--no-screen",
+                                               help="skip certificates of robust non-LMMs "
+                                                    "(default: only when sampling)"),
             allow_large: bool = AllowLargeOpt):
-    """Scores, optimal tokens, GMM and every LMM with its SVM-neighbours and certificate status, and whether the LMM set is exact."""
+    """Scores, optimal tokens, GMM and every LMM with its SVM-neighbours and certificate status, and whether the LMM set is exact."""  # noqa: E501 - one line: typer shows a docstring's line breaks in the command list
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
@@ -55,13 +55,15 @@ def analyze(data: Path = typer.Argument(..., help="dataset JSON file"), json_fil
     if json_file:
         json_file = check_output(json_file, inputs=(data,))
     ds = _load(data, allow_large)
-    from attnsvm.interfaces.analysis import analyze_dataset      # (after the data: a bad file fails fast)
+    from attnsvm.interfaces.analysis import analyze_dataset  # (after the data: a bad file fails fast)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal) as bar:
         task = bar.add_task("analyzing", total=None)
         res = analyze_dataset(ds, limit, seconds, screen,
-                              progress=lambda what, done, total: bar.update(task, description=what, completed=done, total=total))
-    t = Table(title=f"{escape(printable(ds.name))}: n={ds.n}, T={ds.T}, d={ds.d}; optimal tokens {_short(res['optimal_tokens'])}"
+                              progress=lambda what, done, total: bar.update(task, description=what, completed=done,
+                                                                            total=total))
+    t = Table(title=f"{escape(printable(ds.name))}: n={ds.n}, T={ds.T}, d={ds.d}; optimal tokens "
+                    f"{_short(res['optimal_tokens'])}"
               f"{'' if res['strict_optimality'] else ' (ties)'}")
     for col in ("alpha", "LMM", "GMM", "p_mm", "neighbours T_i", "score gap", "decided"):
         t.add_column(col, overflow="fold")
@@ -99,8 +101,8 @@ def _gap(s: dict) -> str:
     if len(exact) <= 12:
         return exact
     if s.get("score_gap") is None:                # beyond float64's range: the exact value's order of magnitude
-        from fractions import Fraction
         import math
+        from fractions import Fraction
 
         try:
             q = abs(Fraction(exact))
@@ -114,9 +116,10 @@ def _gap(s: dict) -> str:
 def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
                  rule: str = typer.Option("gd", "--rule", help="gd | ngd | polyak"),
                  steps: int = typer.Option(1000, "--steps", min=1, max=MAX_STEPS),
-                 lr: Optional[float] = typer.Option(None, "--lr", help="step size (gd default 1/L_p, Lemma 6; ngd default 0.1)"),
-                 init: Optional[str] = typer.Option(None, "--init", help="start p_0, comma-separated (default 0)"),
-                 loss: str = typer.Option("logistic", "--loss"), json_file: Optional[Path] = JsonOpt,
+                 lr: float | None = typer.Option(None, "--lr", help="step size (gd default 1/L_p, "
+                                                                    "Lemma 6; ngd default 0.1)"),
+                 init: str | None = typer.Option(None, "--init", help="start p_0, comma-separated (default 0)"),
+                 loss: str = typer.Option("logistic", "--loss"), json_file: Path | None = JsonOpt,
                  seconds: float = SecondsOpt, allow_large: bool = AllowLargeOpt):
     """Run GD / normalized GD / Polyak from p_0 and report the limit: which LMM it aligns with."""
     import numpy as np
@@ -129,7 +132,7 @@ def run_dynamics(data: Path = typer.Argument(..., help="dataset JSON file"),
     if json_file:
         json_file = check_output(json_file, inputs=(data,))
     ds = _load(data, allow_large, steps)
-    from attnsvm.interfaces.analysis import run_report           # (after the data: a bad file fails fast)
+    from attnsvm.interfaces.analysis import run_report  # (after the data: a bad file fails fast)
     p0 = _vector(init, ds.d) if init is not None else np.zeros(ds.d)
     _check_smoothness(ds, loss, need_step=rule == "gd" and lr is None)
     with np.errstate(all="ignore"):
@@ -214,10 +217,11 @@ def plot(target: str = typer.Argument(..., help="a result id, or a 2-D dataset J
     check_output(out_file, inputs=(target,) if target.endswith(".json") else ())
     if target.endswith(".json"):
         ds = _load(Path(target), allow_large)
-        from attnsvm.interfaces.plotting.dataset import plot_dataset        # (after the data: a bad file fails fast)
+        from attnsvm.interfaces.plotting.dataset import plot_dataset  # (after the data: a bad file fails fast)
 
         _check_smoothness(ds, "logistic")
         info = plot_dataset(ds, out_file, seed=seed)
     else:
         info = plotting.plot_result(target, out_file, seed=seed, budget=budget)
-    out.print(f"wrote {out_file}" + (f": {info.get('summary')}" if isinstance(info, dict) and info.get("summary") else ""))
+    out.print(f"wrote {out_file}"
+              + (f": {info.get('summary')}" if isinstance(info, dict) and info.get("summary") else ""))

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -13,12 +12,16 @@ from attnsvm.interfaces.cli.checking import ExecutorOpt, WorkersOpt
 
 
 @app.command()
-def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result ids (default: all; the others show as not run)"),
-              out_dir: Path = typer.Option(..., "--out", help="directory to write index.html / blueprint.md / blueprint.json"),
+def blueprint(targets: list[str] | None = typer.Argument(None, help="result ids (default: all; the "
+                                                                    "others show as not run)"),
+              out_dir: Path = typer.Option(..., "--out", help="directory to write index.html / "
+                                                              "blueprint.md / blueprint.json"),
               fmt: str = typer.Option("html", "--format", help="html | md | all"),
-              reports_file: Optional[Path] = typer.Option(None, "--reports", help="build from the JSON of an earlier "
-                                                                                  "`attnsvm check --json` instead of running"),
-              figures: bool = typer.Option(True, "--figures/--no-figures", help="draw each result's picture (attnsvm plot)"),
+              reports_file: Path | None = typer.Option(None, "--reports",
+                                                       help="build from the JSON of an earlier "
+                                                            "`attnsvm check --json` instead of running"),
+              figures: bool = typer.Option(True, "--figures/--no-figures",
+                                           help="draw each result's picture (attnsvm plot)"),
               budget: str = BudgetOpt, seed: int = SeedOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt):
     """The dependency graph of every result with its derivation status, check verdict and
     necessity rows; each node opens its proof steps, evidence, stored witnesses and figure.
@@ -55,7 +58,8 @@ def blueprint(targets: Optional[list[str]] = typer.Argument(None, help="result i
     try:                                        # before any page or figure: a failure leaves nothing half-written
         out_dir.mkdir(exist_ok=True)
     except OSError as e:
-        raise UserError(f"{out_dir}: cannot create the output directory ({e.strerror or e.__class__.__name__})") from None
+        raise UserError(f"{out_dir}: cannot create the output directory "
+                        f"({e.strerror or e.__class__.__name__})") from None
     paths, errors = bp.draw_figures(out_dir, seed, run.get("budget") or "quick") if figures else ({}, {})
     summary, written = bp.build(reports, out_dir, formats, paths, run, errors)
     t = Table(title="results by standing")

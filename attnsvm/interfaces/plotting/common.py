@@ -9,8 +9,8 @@ The helpers take plain arrays (keys (n, T, 2), paths (R, B, 2)) so any module ca
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -138,7 +138,8 @@ def run_rule(ds: Dataset, rule: str, starts: np.ndarray, steps: int, loss: str =
     return dynamics.run(problem, update, starts, steps, every=every), eta
 
 
-def directions(ds: Dataset, limit: int = 256, seconds: float = 30.0) -> tuple[geometry.Selection, list[geometry.Selection]]:
+def directions(ds: Dataset, limit: int = 256,
+               seconds: float = 30.0) -> tuple[geometry.Selection, list[geometry.Selection]]:
     """The GMM selection and the other locally optimal selections (LMMs) of `ds` that a search of
     at most `limit` selections and `seconds` finds (a picture, not a certificate)."""
     gmm = geometry.gmm(ds)

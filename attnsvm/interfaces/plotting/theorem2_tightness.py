@@ -1,6 +1,7 @@
 """`attnsvm plot theorem2-tightness` (Appendix E, Figure 8): the hand instance of
-docs/statements.md#theorem2-tightness, n = 2, T = 2; GD with eta = 1/L_p from p_0 = 0 converges to the GMM (1, -3), from p_0 = (5, 0) (inside
-the invariant region of lemmas/theorem2_tightness.py) to the LMM (1, 0): two starts, two limits."""
+docs/statements.md#theorem2-tightness, n = 2, T = 2; GD with eta = 1/L_p from p_0 = 0 converges to the GMM (1, -3),
+from p_0 = (5, 0) (inside the invariant region of lemmas/theorem2_tightness.py) to the LMM (1, 0): two starts, two
+limits."""
 
 from __future__ import annotations
 

@@ -6,7 +6,6 @@ import os
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.progress import (
@@ -82,8 +81,8 @@ def execute(sweep_fn, settings, out: Path, workers: int | None, label: str, exec
     """Run a sweep with a rich progress bar over shards; returns (result, seconds). No more
     worker processes than shards; one worker runs in-process. The kernel is loaded (and its
     status printed) before local workers fork, so they start with it."""
-    from attnsvm.attention import fused
     from attnsvm import threads as numeric_threads
+    from attnsvm.attention import fused
     from attnsvm.interfaces import executors
     from attnsvm.interfaces.sweeps.shards import check_out_dir
 
@@ -141,9 +140,9 @@ def fig9(n: int = typer.Option(6, "--n", help="inputs per problem"),
          conventions: str = typer.Option("default", "--conventions",
                                          help="default | authors (the authors' public code: Gaussian-sign labels, "
                                               "lr 0.1 on g/(||g||+eps), saturation band 1e-3/1e-6 with discards)"),
-         lr: Optional[float] = typer.Option(None, "--lr", help="normalized-GD step size [default 1; authors 0.1]"),
+         lr: float | None = typer.Option(None, "--lr", help="normalized-GD step size [default 1; authors 0.1]"),
          loss: str = typer.Option("logistic", "--loss", help="logistic | exponential | correlation"),
-         sat_tol: Optional[float] = typer.Option(None, "--sat-tol",
+         sat_tol: float | None = typer.Option(None, "--sat-tol",
                                                  help="default conventions: saturated iff mean_i (1 - s_{i,alpha_i}) "
                                                       "<= this [1e-6]"),
          init_scale: float = typer.Option(0.01, "--init-scale", help="p0 ~ N(0, init_scale^2 I)"),
@@ -187,7 +186,8 @@ def tfsvm_rank(n: str = typer.Option("5,10,15", "--n", help="numbers of inputs")
                grid: str = typer.Option("cross", "--grid", help="cross (every n at the smallest T, every T at the "
                                                                 "smallest n: the notebook's loop) | product"),
                attention: str = typer.Option("cross", "--attention",
-                                             help="cross (the notebook's data: random unit queries) | self (z_i = x_i1)"),
+                                             help="cross (the notebook's data: random unit queries) | "
+                                                  "self (z_i = x_i1)"),
                conventions: str = typer.Option("default", "--conventions",
                                                help="default (certified W_mm ranks, infeasible apart) | authors (their "
                                                     "cvxpy solves, matrix_rank(tol=1e-7), infeasible = rank 1)"),
@@ -241,16 +241,19 @@ def tfsvm_local(n: int = typer.Option(6, "--n"), T: int = typer.Option(8, "--T")
                 sat_tol: float = typer.Option(1e-6, "--sat-tol"),
                 shard_size: int = typer.Option(25, "--shard-size", help="runs per shard"),
                 attention: str = typer.Option("cross", "--attention",
-                                              help="cross (the notebook's data: random unit queries) | self (z_i = x_i1)"),
+                                              help="cross (the notebook's data: random unit "
+                                                   "queries) | self (z_i = x_i1)"),
                 kq_normalization: str = typer.Option("per-factor", "--kq-normalization",
-                                                     help="per-factor (grad_K, grad_Q separately, as the authors) | joint"),
+                                                     help="per-factor (grad_K, grad_Q separately, as "
+                                                          "the authors) | joint"),
                 conventions: str = typer.Option("default", "--conventions",
                                                 help="default | authors (docs/reproducing.md: torch Linear init "
-                                                     "U(+-1/sqrt(d)), g/(||g||+eps) per tensor, the eps (||K||^2+||Q||^2) "
-                                                     "ridge, float64 autograd gradient, their cvxpy SVM solves; sets "
-                                                     "--kq-normalization per-factor)"),
+                                                     "U(+-1/sqrt(d)), g/(||g||+eps) per tensor, the eps "
+                                                     "(||K||^2+||Q||^2) ridge, float64 autograd gradient, their cvxpy "
+                                                     "SVM solves; sets --kq-normalization per-factor)"),
                 seed: int = SeedOpt,
-                out: Path = typer.Option(Path("tfsvm-local-out"), "--out", help="output directory (reruns resume here)"),
+                out: Path = typer.Option(Path("tfsvm-local-out"), "--out",
+                                        help="output directory (reruns resume here)"),
                 workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
     """Transformers as SVMs: W -> W_mm (Frobenius) and K Q^T -> W*_mm (nuclear) under normalized GD."""
     from attnsvm.interfaces.sweeps import tfsvm_local as L
@@ -278,14 +281,14 @@ JsonOpt = typer.Option(None, "--json", help="also write the summary and verdicts
 FigWorkersOpt = typer.Option(1, "--workers", help="worker processes (default 1: in-process; these runs are small)")
 
 
-def _json_target(path: Optional[Path]) -> Optional[Path]:
+def _json_target(path: Path | None) -> Path | None:
     """Validate a --json path before any work (one-line error)."""
     from attnsvm.files import check_output
 
     return None if path is None else check_output(path)
 
 
-def _finish_figure(name: str, summary: dict, out: Path, json_file: Optional[Path], secs: float) -> None:
+def _finish_figure(name: str, summary: dict, out: Path, json_file: Path | None, secs: float) -> None:
     """Print the verdicts, write --json, and say what was written."""
     from attnsvm.files import write_json_atomic
     from attnsvm.interfaces.sweeps.reports import json_ready
@@ -306,7 +309,7 @@ def fig1(steps: int = typer.Option(1000, "--steps", help="steps per path (horizo
          window: int = typer.Option(200, "--window", help="steps of each path drawn (the paper's 200)"),
          seed: int = typer.Option(0, "--seed", min=0, help="seed of panel (c)'s random keys"),
          out: Path = typer.Option(Path("fig1-out"), "--out", help="output directory (reruns resume here)"),
-         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+         json_file: Path | None = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
     """Figure 1 (Max-Margin Token Selection, Section 2): GD paths, their max-margin limits, <p_t, p_mm> rising."""
     from attnsvm.interfaces.sweeps import fig1 as F
 
@@ -330,8 +333,8 @@ def fig3c(steps: int = typer.Option(1000, "--steps", help="joint (v, p) steps (h
           tol: float = typer.Option(1e-6, "--tol", help="proxy: 1 - probability <= tol at H"),
           window: int = typer.Option(200, "--window", help="iterations drawn in the paper's view"),
           out: Path = typer.Option(Path("fig3c-out"), "--out", help="output directory (reruns resume here)"),
-          json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
-    """Figure 3(c) (Max-Margin Token Selection, Section 3): softmax and logistic probabilities -> 1 in joint (v, p) training."""
+          json_file: Path | None = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 3(c) (Max-Margin Token Selection, Section 3): softmax and logistic probabilities -> 1 in joint (v, p) training."""  # noqa: E501 - one line: typer shows a docstring's line breaks in the command list
     from attnsvm.interfaces.sweeps import fig3c as F
 
     s = F.Settings(steps=steps, lr=lr, tol=tol, window=window)
@@ -357,11 +360,12 @@ def fig4(trials: int = typer.Option(50, "--trials", help="random datasets of Fig
          shard_size: int = typer.Option(25, "--shard-size", help="trials per shard (one batched run per rule)"),
          seed: int = SeedOpt,
          out: Path = typer.Option(Path("fig4-out"), "--out", help="output directory (reruns resume here)"),
-         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
-    """Figure 4 (Max-Margin Token Selection, Section 4): normalized GD saturates the softmax faster; GD's norm levels off."""
+         json_file: Path | None = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 4 (Max-Margin Token Selection, Section 4): normalized GD saturates the softmax faster; GD's norm levels off."""  # noqa: E501 - one line: typer shows a docstring's line breaks in the command list
     from attnsvm.interfaces.sweeps import fig4 as F
 
-    s = F.Settings(trials=trials, steps=steps, ngd_lr=ngd_lr, gd_lr=gd_lr, level=level, seed=seed, shard_size=shard_size)
+    s = F.Settings(trials=trials, steps=steps, ngd_lr=ngd_lr, gd_lr=gd_lr, level=level, seed=seed,
+                   shard_size=shard_size)
     json_file = _json_target(json_file)
     (summary, _), secs = execute(F.sweep, s, out, workers, "fig4", executor)
     t = Table(title=f"Figure 4: {s.describe()}")
@@ -380,10 +384,11 @@ def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's op
                                                        "(ranges and lists may be joined by commas)"),
          steps: int = typer.Option(1000, "--steps", help="normalized-GD steps (horizon H)"),
          lr: float = typer.Option(0.1, "--lr", help="normalized-GD step (the authors' 0.1)"),
-         window: int = typer.Option(200, "--window", help="transient horizon t* where the bias is read (the paper draws 200)"),
+         window: int = typer.Option(200, "--window", help="transient horizon t* where the bias is read "
+                                                          "(the paper draws 200)"),
          out: Path = typer.Option(Path("fig5-out"), "--out", help="output directory (reruns resume here)"),
-         json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
-    """Figure 5 (Max-Margin Token Selection, Section 4): the correlation and logistic losses bias GD to different tokens."""
+         json_file: Path | None = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 5 (Max-Margin Token Selection, Section 4): the correlation and logistic losses bias GD to different tokens."""  # noqa: E501 - one line: typer shows a docstring's line breaks in the command list
     from attnsvm.interfaces.sweeps import fig5 as F
 
     Cs = joined_int_list(C, "C")
@@ -395,7 +400,8 @@ def fig5(C: str = typer.Option("1:10,100", "--C", help="scores C of input 1's op
         t.add_column(col, justify="right")
     by = {(r["loss"], r["C"]): r for r in summary["rows"]}
     for c in Cs:
-        t.add_row(str(c), *(f"{by[(loss, c)][key]:+.4f}" for key in ("bias", "bias_H") for loss in ("correlation", "logistic")))
+        t.add_row(str(c), *(f"{by[(loss, c)][key]:+.4f}" for key in ("bias", "bias_H")
+                            for loss in ("correlation", "logistic")))
     console.print(t)
     _finish_figure("fig5", summary, out, json_file, secs)
 
@@ -413,8 +419,8 @@ def fig10(n: int = typer.Option(6, "--n", help="inputs per problem"),
           seed: int = SeedOpt,
           out: Path = typer.Option(Path("fig10-out"), "--out", help="output directory; a fig9 directory of the same "
                                                                     "settings is reused"),
-          json_file: Optional[Path] = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
-    """Figure 10 (Max-Margin Token Selection, App. E): CDF of Figure 9's minimum score gaps; negative gaps small, runs aligned."""
+          json_file: Path | None = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
+    """Figure 10 (Max-Margin Token Selection, App. E): CDF of Figure 9's minimum score gaps; negative gaps small, runs aligned."""  # noqa: E501 - one line: typer shows a docstring's line breaks in the command list
     from attnsvm.interfaces.sweeps import fig9 as F9
     from attnsvm.interfaces.sweeps import fig10 as F
 
@@ -441,15 +447,17 @@ def tfsvm_multitoken(n: int = typer.Option(3, "--n"), T: int = typer.Option(4, "
                      steps: int = typer.Option(2001, "--steps", help="normalized-GD steps"),
                      lr: float = typer.Option(0.1, "--lr"),
                      every: int = typer.Option(100, "--every", help="record W every this many steps"),
-                     init_scale: float = typer.Option(0.01, "--init-scale", help="W0 ~ N(0, scale^2) (default conventions)"),
+                     init_scale: float = typer.Option(0.01, "--init-scale", help="W0 ~ N(0, scale^2) "
+                                                                                 "(default conventions)"),
                      conventions: str = typer.Option("default", "--conventions",
-                                                     help="default | authors (torch Linear init, g/(||g||+eps), float64 "
-                                                          "autograd gradient, their cvxpy generalized SVM)"),
+                                                     help="default | authors (torch Linear init, g/(||g||+eps), "
+                                                          "float64 autograd gradient, their cvxpy generalized SVM)"),
                      shard_size: int = typer.Option(125, "--shard-size", help="seeds per shard (one batched run)"),
-                     seed: int = typer.Option(1, "--seed", min=0, help="generator seed of the first draw (the notebook's 1)"),
+                     seed: int = typer.Option(1, "--seed", min=0, help="generator seed of the first "
+                                                                       "draw (the notebook's 1)"),
                      out: Path = typer.Option(Path("tfsvm-multitoken-out"), "--out",
                                               help="output directory (reruns resume here)"),
-                     json_file: Optional[Path] = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
+                     json_file: Path | None = JsonOpt, workers: int = WorkersOpt, executor: str = ExecutorOpt) -> None:
     """Transformers as SVMs (multi_token_converge.ipynb): ReLU head, 1 - corr with the generalized SVM vs iterations."""
     from attnsvm.interfaces.sweeps import tfsvm_multitoken as M
 
@@ -478,8 +486,9 @@ def tfsvm_paths(steps: int = typer.Option(2000, "--steps", help="normalized-GD s
                                                 help="default | authors (g/(||g||+eps) per tensor, the eps ridge, "
                                                      "float64 autograd gradient, their cvxpy SVM solves)"),
                 seed: int = SeedOpt,
-                out: Path = typer.Option(Path("tfsvm-paths-out"), "--out", help="output directory (reruns resume here)"),
-                json_file: Optional[Path] = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
+                out: Path = typer.Option(Path("tfsvm-paths-out"), "--out",
+                                        help="output directory (reruns resume here)"),
+                json_file: Path | None = JsonOpt, workers: int = FigWorkersOpt, executor: str = ExecutorOpt) -> None:
     """Transformers as SVMs (visualization notebooks): GD paths of W and (K, Q) beside W_mm and W*_mm."""
     from attnsvm.interfaces.sweeps import tfsvm_paths as G
 

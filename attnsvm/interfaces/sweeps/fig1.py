@@ -56,8 +56,8 @@ class Settings:
     window: int = 200
     seed: int = 0
 
-    PARAMS: ClassVar[dict] = {"steps": params.HORIZON, "rule": params.Options(("ngd", "gd")), "lr": params.STEP, "tol": params.TOL,
-                              "window": params.COUNT, "seed": params.SEED}
+    PARAMS: ClassVar[dict] = {"steps": params.HORIZON, "rule": params.Options(("ngd", "gd")), "lr": params.STEP,
+                              "tol": params.TOL, "window": params.COUNT, "seed": params.SEED}
     RELATIONS: ClassVar[tuple] = (params.Relation("window", "<=", "steps"),)
 
     def __post_init__(self):
@@ -137,8 +137,9 @@ def run_shard(settings: dict, shard: Shard) -> dict:
             rec.update(ip_decreases=int(np.sum(inc < -rounding)), ip_flat=int(np.sum(np.abs(inc) <= rounding)),
                        ip_min_increment=float(inc.min()), ip_curve=(ip / np.linalg.norm(Q[gmm]))[::5].tolist())
         records.append(rec)
-    return {"panel": panel, "directions": dirs, "keys": ds.X[..., :2].tolist(), "scores": (ds.X[..., 2] * ds.Y[:, None]).tolist(),
-            "assumption_b": bool(model.assumption_b(ds)), "records": records}
+    return {"panel": panel, "directions": dirs, "keys": ds.X[..., :2].tolist(),
+            "scores": (ds.X[..., 2] * ds.Y[:, None]).tolist(), "assumption_b": bool(model.assumption_b(ds)),
+            "records": records}
 
 
 def label(direction: dict) -> str:
@@ -157,7 +158,8 @@ def _convergence(claim: str, recs: list[dict], k: int | None, s: Settings) -> Re
     verdict = every(verdicts)
     finals = [r["corr_final"][k] for r in recs]
     return check(claim, verdict, f"corr(p_H, p_mm) per start {[round(c, 5) for c in finals]} (min {min(finals):.5f}); "
-                                 f"{verdicts.count('SUPPORTED')} of {len(recs)} starts within tolerance throughout [H/2, H]",
+                                 f"{verdicts.count('SUPPORTED')} of {len(recs)} starts within "
+                                 "tolerance throughout [H/2, H]",
                  min_final_corr=min(finals))
 
 
@@ -188,8 +190,8 @@ def _local(recs: list[dict], dirs: list[dict], s: Settings) -> Report:
         verdict = "INCONCLUSIVE"
     names = [label(dirs[k]) for k in best]
     return check(claim, verdict, f"{len(dirs) - 1} non-global LMM(s); limits per start {names} at corr "
-                                 f"{[round(r['corr_final'][k], 5) for r, k in zip(recs, best)]}; {to_lmm} of {len(recs)} "
-                                 f"starts converge to a non-global LMM", to_lmm=to_lmm)
+                                 f"{[round(r['corr_final'][k], 5) for r, k in zip(recs, best)]}; {to_lmm} of "
+                                 f"{len(recs)} starts converge to a non-global LMM", to_lmm=to_lmm)
 
 
 def summarize(s: Settings, results: list[dict]) -> dict:
@@ -220,7 +222,14 @@ def plot(s: Settings, results: list[dict], path: Path) -> None:
     """(a), (b), (c): tokens (colour = score, star = optimal), the GMM (dashed) and LMM (dotted)
     directions and the first `window` steps of every path (framed on the tokens, as the paper);
     (d): <p_t, p_mm(GMM)>/||p_mm|| against t on every path ((b)'s LMM-bound paths fall)."""
-    from attnsvm.interfaces.plotting.common import LMM_COLORS, draw_direction, draw_paths, draw_tokens, frame, new_figure
+    from attnsvm.interfaces.plotting.common import (
+        LMM_COLORS,
+        draw_direction,
+        draw_paths,
+        draw_tokens,
+        frame,
+        new_figure,
+    )
 
     fig, axes = new_figure(4, (22, 5.6))
     titles = {"a": "(a) n = 1, scores 1, .9, .9 (Assumption B)", "b": "(b) n = 1, scores 1, .9, 0 (no Assumption B)",
@@ -243,7 +252,8 @@ def plot(s: Settings, results: list[dict], path: Path) -> None:
         for j, r in enumerate(r for r in res["records"] if "ip_curve" in r):
             t = np.arange(0, s.steps + 1, 5)[:len(r["ip_curve"])]
             ax.plot(t, r["ip_curve"], color=color, lw=1, alpha=0.8, ls="--" if res["panel"] == "b" else "-",
-                    label=f"panel ({res['panel']})" + (" (no Assumption B)" if res["panel"] == "b" else "") if j == 0 else None)
+                    label=(f"panel ({res['panel']})" + (" (no Assumption B)" if res["panel"] == "b" else "")
+                           if j == 0 else None))
     ax.set(xlabel="iteration t", ylabel="<p_t, p_mm> / ||p_mm||  (p_mm = GMM)")
     ax.set_title("(d) <p_t, p_mm(GMM)>: rises under Assumption B (Lemma 4)", fontsize=9)
     ax.grid(alpha=0.3)

@@ -53,19 +53,21 @@ def summarize(s: fig9.Settings, records: list[dict], gap_tol: float = 0.05, min_
         ev = (f"mean corr(p_H, p_mm(alpha)) {m:.5f} over {len(corr)} negative-gap runs (median {np.median(corr):.5f}, "
               f"min {min(corr):.4f}; proxy: mean >= 0.99)")
     checks = [
-        upper_bound_check(f"sharp transition at 0: negative score gaps in < {bound:.0%} of saturated problems", len(neg),
-                          len(runs), bound),
+        upper_bound_check(f"sharp transition at 0: negative score gaps in < {bound:.0%} of saturated problems",
+                          len(neg), len(runs), bound),
         sign_test(f"negative score gaps are small (|g| <= {gap_tol:g})", small, len(neg),
                   f"|g| <= {gap_tol:g} in most negative-gap runs (median |g| "
                   + (f"{np.median(np.abs([r['gap'] for r in neg])):.4f}" if neg else "-")
-                  + (f"; for scale: median positive gap {np.median(gaps[gaps > 0]):.4f}, {np.mean(gaps[gaps > 0] <= gap_tol):.0%} "
-                     f"of positive gaps <= {gap_tol:g})" if (gaps > 0).any() else ")")),
+                  + (f"; for scale: median positive gap {np.median(gaps[gaps > 0]):.4f}, "
+                     f"{np.mean(gaps[gaps > 0] <= gap_tol):.0%} of positive gaps <= {gap_tol:g})"
+                     if (gaps > 0).any() else ")")),
         check("negative-gap runs still correlate with their SVM direction p_mm(alpha)", verdict, ev),
     ]
     conditions = (f"{s.trials} trials per d in {list(s.dims)}, n={s.n}, T={s.T}, {s.describe()}, seed {s.seed}; "
                   f"negative-gap correlation proxy needs >= {min_runs} runs")
     qs = (0.01, 0.05, 0.25, 0.5, 0.75, 0.95)
-    per_d = [{"d": d, "saturated": sum(r["d"] == d for r in runs), "negative": sum(r["d"] == d for r in neg)} for d in s.dims]
+    per_d = [{"d": d, "saturated": sum(r["d"] == d for r in runs), "negative": sum(r["d"] == d for r in neg)}
+             for d in s.dims]
     return {"settings": {**s.to_json(), "gap_tol": gap_tol, "min_runs": min_runs, "bound": bound},
             "saturated": len(runs), "negative": len(neg), "per_d": per_d,
             "quantiles": {f"{q:g}": float(np.quantile(gaps, q)) for q in qs} if len(gaps) else {},
@@ -106,8 +108,8 @@ def plot(s: fig9.Settings, summary: dict, records: list[dict], path: Path) -> No
     ax3.set(xlabel="minimum score gap g", ylabel="1 - corr(p_H, p_mm(alpha))", title="(c) alignment with p_mm(alpha)")
     ax3.grid(alpha=0.3)
     ax3.legend(fontsize=8)
-    fig.suptitle(f"Figure 10: {summary['saturated']} saturated runs of Figure 9 (n={s.n}, T={s.T}, d in {list(s.dims)}, "
-                 f"{s.trials} trials per d, seed {s.seed})", fontsize=9)
+    fig.suptitle(f"Figure 10: {summary['saturated']} saturated runs of Figure 9 (n={s.n}, T={s.T}, d in "
+                 f"{list(s.dims)}, {s.trials} trials per d, seed {s.seed})", fontsize=9)
     buf = io.BytesIO()
     fig.savefig(buf, dpi=110, format="png")
     write_atomic(path, buf.getvalue())

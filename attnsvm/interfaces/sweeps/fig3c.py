@@ -68,7 +68,8 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     prob = VPProblem.from_arrays(np.array([DATA[k] for k in names], dtype=float), np.array([LABELS] * len(names)))
     tr = dynamics.run(prob, dynamics.BlockNormalizedGD(s.lr, (2, 2)), np.array(V0 + P0), s.steps, every=1)
     off, miss = prob.complements(tr.p, OPT)
-    records = [{"dataset": k, "status": tr.status[b], "off_mass": off[:, b].tolist(), "misclassification": miss[:, b].tolist(),
+    records = [{"dataset": k, "status": tr.status[b], "off_mass": off[:, b].tolist(),
+                "misclassification": miss[:, b].tolist(),
                 "v": tr.p[-1, b, :2].tolist(), "p": tr.p[-1, b, 2:].tolist(),
                 "path_v": tr.p[:s.window + 1, b, :2].tolist(), "path_p": tr.p[:s.window + 1, b, 2:].tolist()}
                for b, k in enumerate(names)]
@@ -99,7 +100,8 @@ def plot(s: Settings, records: list[dict], path: Path) -> None:
     fig, (ax1, ax2) = new_figure(2, (11, 4.2))
     a = next(r for r in records if r["dataset"] == "a")
     t = np.arange(s.window + 1)
-    ax1.plot(t, 1 - np.array(a["off_mass"][:s.window + 1]), color="tab:red", lw=2.5, label="softmax prob. (mean_i s_i,opt)")
+    ax1.plot(t, 1 - np.array(a["off_mass"][:s.window + 1]), color="tab:red", lw=2.5,
+             label="softmax prob. (mean_i s_i,opt)")
     ax1.plot(t, 1 - np.array(a["misclassification"][:s.window + 1]), color="tab:blue", lw=2.5,
              label="logistic prob. (mean_i sigmoid(Y_i f_i))")
     ax1.set(xlabel="iterations", ylabel="probabilities", title="Figure 3(c): joint (v, p) training, data (a)")

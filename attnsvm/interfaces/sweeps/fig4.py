@@ -45,7 +45,8 @@ class Settings:
     shard_size: int = 25
 
     PARAMS: ClassVar[dict] = {
-        "trials": params.COUNT, "steps": params.HORIZON, "ngd_lr": params.STEP, "gd_lr": params.STEP, "seed": params.SEED, "shard_size": params.COUNT,
+        "trials": params.COUNT, "steps": params.HORIZON, "ngd_lr": params.STEP, "gd_lr": params.STEP,
+        "seed": params.SEED, "shard_size": params.COUNT,
         "level": params.Interval(float, 0.5, 1, closed="left", why_low="a softmax mass below 1/2 selects nothing")}
 
     def __post_init__(self):
@@ -120,9 +121,10 @@ def summarize(s: Settings, records: list[dict]) -> dict:
     med = lambda xs: float(np.median(xs)) if xs else None
     checks = [
         sign_test("normalized GD saturates the softmax faster than GD (Figure 4(a))", sum(faster), decisive,
-                  f"NGD first reaches mean_i s_i,opt >= {s.level:g} earlier (median first step NGD {_step(med(reached['ngd']))}, "
-                  f"GD {_step(med(reached['gd']))}; NGD reached it in {len(reached['ngd'])}, GD in {len(reached['gd'])} "
-                  f"of {len(records)} within H; {len(records) - decisive} trials tied or neither reached it, not counted)"),
+                  f"NGD first reaches mean_i s_i,opt >= {s.level:g} earlier (median first step NGD "
+                  f"{_step(med(reached['ngd']))}, GD {_step(med(reached['gd']))}; NGD reached it in "
+                  f"{len(reached['ngd'])}, GD in {len(reached['gd'])} of {len(records)} within H; "
+                  f"{len(records) - decisive} trials tied or neither reached it, not counted)"),
         sign_test("GD's norm levels off while normalized GD's keeps growing (Figure 4(b))", sum(levels), len(records),
                   f"rho_GD < 1/2 <= rho_NGD (median rho_GD {np.median(rg):.3f}, rho_NGD {np.median(rn):.3f}; "
                   f"median ||p_H|| GD {np.median([r['gd']['norm'][-1] for r in records]):.2f}, "
@@ -147,7 +149,8 @@ def plot(s: Settings, summary: dict, records: list[dict], path: Path) -> None:
 
     fig, (ax1, ax2) = new_figure(2, (11, 4.2))
     t = np.arange(s.steps + 1)
-    for k, color, label in (("ngd", "tab:red", f"normalized GD (lr {s.ngd_lr:g})"), ("gd", "tab:blue", f"GD (lr {s.gd_lr:g})")):
+    for k, color, label in (("ngd", "tab:red", f"normalized GD (lr {s.ngd_lr:g})"),
+                            ("gd", "tab:blue", f"GD (lr {s.gd_lr:g})")):
         for ax, key in ((ax1, "softmax"), (ax2, "norm")):
             c = summary["curves"][f"{k}:{key}"]
             ax.fill_between(t, c["min"], c["max"], color=color, alpha=0.15, lw=0)

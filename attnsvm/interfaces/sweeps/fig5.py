@@ -52,7 +52,8 @@ class Settings:
     lr: float = 0.1
     window: int = 200
 
-    PARAMS: ClassVar[dict] = {"Cs": params.Each(params.COUNT), "steps": params.COUNT, "lr": params.STEP, "window": params.COUNT}
+    PARAMS: ClassVar[dict] = {"Cs": params.Each(params.COUNT), "steps": params.COUNT, "lr": params.STEP,
+                              "window": params.COUNT}
     RELATIONS: ClassVar[tuple] = (params.Relation("window", "<=", "steps"),)
     FLAGS: ClassVar[dict] = {"Cs": "C"}
 
@@ -88,7 +89,8 @@ def run_shard(settings: dict, shard: Shard) -> dict:
     records = []
     for b, C in enumerate(s.Cs):
         pw, pH = P[s.window, b], P[-1, b]
-        records.append({"loss": loss, "C": C, "status": tr.status[b], "p_window": pw[:2].tolist(), "p_H": pH[:2].tolist(),
+        records.append({"loss": loss, "C": C, "status": tr.status[b], "p_window": pw[:2].tolist(),
+                        "p_H": pH[:2].tolist(),
                         "bias": float(pw[1] / np.linalg.norm(pw)), "bias_H": float(pH[1] / np.linalg.norm(pH)),
                         "unsat": [float(1 / (1 + np.exp(pw[0] + sign * pw[1]))) for sign in (1, -1)],   # 1 - s_{i,opt}
                         "path": P[:s.window + 1, b, :2].tolist()})

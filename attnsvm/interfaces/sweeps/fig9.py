@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import ClassVar, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -221,7 +222,7 @@ def summarize(settings: Settings, records: list[dict]) -> dict:
         N = len(rs) - cnt["discarded"]
         sat = N - cnt["non-saturated"]
         lmm = cnt["lmm"] + cnt["gmm"]
-        frac = (lambda k: k / N) if N else (lambda k: None)
+        frac = (lambda k: k / N) if N else (lambda k: None)     # noqa: B023 - called in this iteration only
         corr_lmm = [r["corr"] for r in rs if r["cls"] in ("lmm", "gmm")]
         corr_nei = [r["corr"] for r in rs if r["cls"] == "neither"]
         rows.append({"d": d, "trials": len(rs), "kept": N, **cnt, "saturated": sat, "lmm_incl_gmm": lmm,
@@ -282,7 +283,8 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
     bottom = np.zeros(len(rows))
     for key, label, color in (("non-saturated", "non-saturated", "tab:red"), ("gmm", "GMM", "tab:green"),
                               ("lmm", "LMM (not GMM)", "tab:blue"), ("neither", "neither (gap < 0)", "tab:gray"),
-                              ("unresolved", "unresolved", "black"), ("discarded", "discarded (in band)", "tab:orange")):
+                              ("unresolved", "unresolved", "black"),
+                              ("discarded", "discarded (in band)", "tab:orange")):
         h = np.array([r[key] / max(r["trials"], 1) for r in rows])
         if key in ("unresolved", "discarded") and not h.any():
             continue
@@ -316,7 +318,7 @@ def plot(summary: dict, records: list[dict], path: Path) -> None:
 
 def _load_plotting() -> None:
     """Import what `plot` needs (about 0.7 s), called while the workers compute the shards."""
-    import matplotlib.backends.backend_agg  # noqa: F401
+    import matplotlib.backends.backend_agg
     import matplotlib.figure  # noqa: F401
 
 

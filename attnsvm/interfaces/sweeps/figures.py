@@ -9,8 +9,8 @@ numbers behind it; the proxy, horizon, tolerance and seed of the run are its evi
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from attnsvm.claims.verdicts import Report
 from attnsvm.files import write_json_atomic

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Any, Callable
+from typing import Any
 
 from attnsvm.attention.fused import LOSS_CODES
 from attnsvm.errors import UserError

@@ -6,7 +6,7 @@ measured values. Summaries hold Reports; `json_ready` turns them into strict-JSO
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from attnsvm.claims.verdicts import Report, Verdict
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from attnsvm.errors import UserError
 from attnsvm.files import read_json, write_json_atomic
@@ -63,8 +64,8 @@ class Store:
         return obj["result"]
 
     def save(self, shard: Shard, result: dict) -> None:
-        write_json_atomic(self.path(shard), {"fingerprint": self.fingerprint, "shard": shard.to_json(), "result": result},
-                          indent=None)
+        write_json_atomic(self.path(shard),
+                          {"fingerprint": self.fingerprint, "shard": shard.to_json(), "result": result}, indent=None)
 
 
 def check_out_dir(out: str | os.PathLike, sub: Sequence[str] = ()) -> Path:

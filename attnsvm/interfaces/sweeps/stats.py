@@ -78,4 +78,5 @@ def upper_bound_check(claim: str, k: int, n: int, bound: float) -> Report:
         return check(claim, "INCONCLUSIVE", f"no runs that could show it (0 of 0) vs {bound:.2%}")
     lo, hi = wilson(k, n)
     verdict = "SUPPORTED" if hi < bound else "REFUTED" if lo > bound else "INCONCLUSIVE"
-    return check(claim, verdict, f"{k} of {n} = {k / max(n, 1):.4%} (95% CI {lo:.4%}..{hi:.4%}) vs {bound:.2%}", k=k, n=n)
+    return check(claim, verdict, f"{k} of {n} = {k / max(n, 1):.4%} (95% CI {lo:.4%}..{hi:.4%}) vs {bound:.2%}",
+                 k=k, n=n)
