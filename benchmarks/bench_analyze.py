@@ -122,7 +122,8 @@ def main() -> None:
             ok &= good
             print(f"[{'PASS' if good else 'FAIL'}] n={n} T={T} d={d}: exit {r['exit']}, {r['wall_s']:.1f} s wall "
                   f"({r['cpu_s']:.1f} s CPU), peak {r['peak_mb']:.0f} MB; "
-                  + (f"GMM certified {r['gmm_certified']}, {r['lmms']} LMMs in {r['examined']} selections; {r['search']}"
+                  + (f"GMM certified {r['gmm_certified']}, {r['lmms']} LMMs in {r['examined']} "
+                     f"selections; {r['search']}"
                      if r["exit"] == 0 else r.get("error", "")))
     if args.cases in ("all", "gmm"):
         print("\n== in process: load, then the GMM solved and certified exactly ==")
@@ -136,9 +137,9 @@ def main() -> None:
             r = json.loads(p.stdout)
             good = r["certified"] and r["gmm_after_load_s"] <= GMM_LIMIT_S
             print(f"[{'PASS' if good else 'FAIL'}] n={n} T={T} d={d}: load {r['load_s']:.1f} s, scores "
-                  f"{r['scores_s']:.1f} s, numeric solve {r['solve_s']:.1f} s, exact certificate {r['certify_s']:.1f} s "
-                  f"({r['active']} active of {r['rows']} rows, {r['status']}); GMM after load {r['gmm_after_load_s']:.1f} s, "
-                  f"{r['cpu_s']:.1f} s CPU in all, peak {r['peak_mb']:.0f} MB")
+                  f"{r['scores_s']:.1f} s, numeric solve {r['solve_s']:.1f} s, exact certificate {r['certify_s']:.1f} "
+                  f"s ({r['active']} active of {r['rows']} rows, {r['status']}); GMM after load "
+                  f"{r['gmm_after_load_s']:.1f} s, {r['cpu_s']:.1f} s CPU in all, peak {r['peak_mb']:.0f} MB")
             ok &= good
     print(f"\n{'all targets met' if ok else 'some targets missed'}; datasets in {tmp}")
 

@@ -53,7 +53,8 @@ def run_command(budget: str, seed: int, out: Path, load: int, device: str | None
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return {"command": " ".join(cmd[1:]), "exit": proc.returncode, "wall_seconds": round(wall, 2),
             "cpu_seconds_without_busy_loops": round(cpu, 2), "load_before": round(load_before, 2),
-            "load_after": round(os.getloadavg()[0], 2), "busy_loops": load, "tail": proc.stdout.strip().splitlines()[-1:]}
+            "load_after": round(os.getloadavg()[0], 2), "busy_loops": load,
+            "tail": proc.stdout.strip().splitlines()[-1:]}
 
 
 def per_check(reports: list[dict]) -> dict[str, dict]:
@@ -66,7 +67,8 @@ def per_check(reports: list[dict]) -> dict[str, dict]:
         met = (e.get("evaluated") or 0) - (e.get("not_applicable") or 0)
         exhausted = bool(e.get("search", {}).get("exhaustive", {}).get("exhausted"))
         seconds = e.get("search_seconds") or r["seconds"]
-        rows[r["id"]] = {"verdict": r["verdict"], "met": met, "held": e.get("instances"), "undecided": e.get("inconclusive"),
+        rows[r["id"]] = {"verdict": r["verdict"], "met": met, "held": e.get("instances"),
+                         "undecided": e.get("inconclusive"),
                          "exhausted": exhausted, "seconds": seconds,
                          "rate": round(met / seconds, 1) if seconds else None,
                          "power": round(3 / e["instances"], 4) if e.get("instances") else None,
@@ -76,7 +78,8 @@ def per_check(reports: list[dict]) -> dict[str, dict]:
 
 
 def table(rows: dict[str, dict], before: dict[str, dict] | None = None) -> str:
-    head = f"{'check':32s} {'verdict':12s} {'met':>6s} {'held':>6s} {'undec':>5s} {'s':>6s} {'inst/s':>8s} {'power':>7s} target"
+    head = (f"{'check':32s} {'verdict':12s} {'met':>6s} {'held':>6s} {'undec':>5s} {'s':>6s} {'inst/s':>8s} "
+            f"{'power':>7s} target")
     if before:
         head += "   before: met, s"
     lines = [head]

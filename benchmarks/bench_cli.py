@@ -83,7 +83,8 @@ def main() -> None:
         ratio = r["median"] / base["median"]
         verdict = "" if name == "import numpy" else ("PASS" if ratio <= TARGET else "FAIL")
         ok &= verdict != "FAIL"
-        print(f"{name:<16} {r['median'] * 1e3:7.0f}ms {r['min'] * 1e3:7.0f}ms {r['cpu'] * 1e3:7.0f}ms {ratio:8.2f}  {verdict}")
+        print(f"{name:<16} {r['median'] * 1e3:7.0f}ms {r['min'] * 1e3:7.0f}ms {r['cpu'] * 1e3:7.0f}ms "
+              f"{ratio:8.2f}  {verdict}")
     print("\nin process (python -X importtime): import time, heavy modules loaded, slowest top-level imports")
     for name, cmd in COMMANDS.items():
         total, heavy, top = imports(cmd)

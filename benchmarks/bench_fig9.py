@@ -40,12 +40,12 @@ import torch
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]      # this checkout's attnsvm, then the reference
-import reference_fig9 as ref  # noqa: E402
-
 from attnsvm import dynamics  # noqa: E402
 from attnsvm.attention import fused  # noqa: E402
-from attnsvm.interfaces.sweeps import fig9  # noqa: E402
 from attnsvm.interfaces.executors import local  # noqa: E402
+from attnsvm.interfaces.sweeps import fig9  # noqa: E402
+
+import reference_fig9 as ref  # noqa: E402
 
 
 def verdict(ok: bool) -> str:
@@ -135,7 +135,8 @@ def gd_step_and_floor(s: fig9.Settings, d: int, steps: int = 1000) -> tuple[int,
     keys, w, pt = prob.keys, torch.randn(prob.gamma.shape, dtype=torch.float64), torch.as_tensor(p)
     t = best_times({"step": lambda: kernel.normalized_gd(p, steps, s.lr),
                     "floor": lambda: (keys.logits(pt), keys.combine(w.view(len(pt), -1))),
-                    "einsum": lambda: (torch.einsum("bntd,bd->bnt", prob.K, pt), torch.einsum("bnt,bntd->bd", w, prob.K))},
+                    "einsum": lambda: (torch.einsum("bntd,bd->bnt", prob.K, pt),
+                                       torch.einsum("bnt,bntd->bd", w, prob.K))},
                    {"step": 1, "floor": steps // 10, "einsum": steps // 10}, repeats=7)
     return d, t["step"] / (steps + 1), t["floor"], t["einsum"]
 
@@ -165,7 +166,8 @@ def main() -> None:
     ap.add_argument("--conventions", default="default", choices=sorted(fig9.PRESETS))
     args = ap.parse_args()
     s = fig9.preset(args.conventions, trials=args.trials, seed=args.seed)
-    print(f"load {load():.2f} at start on {os.cpu_count()} CPUs; torch {torch.__version__}; fused kernel {fused.status()}")
+    print(f"load {load():.2f} at start on {os.cpu_count()} CPUs; torch {torch.__version__}; fused "
+          f"kernel {fused.status()}")
 
     common = ["--trials", str(args.trials), "--seed", str(args.seed), "--workers", str(args.workers),
               "--conventions", args.conventions]
@@ -203,9 +205,10 @@ def main() -> None:
 
     same = [k for k in keys if cf[k]["cls"] == batched[k]["cls"]]
     print(f"\nreference (cancellation-free): {len(keys)} trials, {ref_per_trial * 1e3:.0f} ms per trial "
-          f"(median {statistics.median(cf_times.values()) * 1e3:.0f} ms; at d=8 {ref_d8 * 1e3:.0f} ms; load {load():.2f})")
-    print(f"per-trial speed-up against it: end to end d=8 {ratio_e2e_d8:.0f}x ({min(e2e_d8) / args.trials * 1e3:.2f} ms "
-          f"per trial), end to end all d {ratio_e2e_full:.0f}x ({min(e2e_full) / len(records) * 1e3:.2f} ms), "
+          f"(median {statistics.median(cf_times.values()) * 1e3:.0f} ms; at d=8 {ref_d8 * 1e3:.0f} "
+          f"ms; load {load():.2f})")
+    print(f"per-trial speed-up against it: end to end d=8 {ratio_e2e_d8:.0f}x ({min(e2e_d8) / args.trials * 1e3:.2f} "
+          f"ms per trial), end to end all d {ratio_e2e_full:.0f}x ({min(e2e_full) / len(records) * 1e3:.2f} ms), "
           f"in-process sweep {ratio:.0f}x ({per_trial * 1e3:.2f} ms)")
     print(f"agreement: {len(same)} of {len(keys)} trials classified identically ({len(same) / len(keys):.1%}); "
           f"end-to-end records {'identical to' if reproduced else 'DIFFERENT from'} the in-process ones")
@@ -225,7 +228,8 @@ def main() -> None:
           f"min {min(corr_ag):.4f} vs {min(corr_cf):.4f}")
     for k in keys:
         if ag[k]["cls"] != cf[k]["cls"] or ag[k]["alpha"] != cf[k]["alpha"]:
-            print(f"  d={k[0]} trial={k[1]}: autograd {ag[k]['cls']} {ag[k]['alpha']} vs {cf[k]['cls']} {cf[k]['alpha']}")
+            print(f"  d={k[0]} trial={k[1]}: autograd {ag[k]['cls']} {ag[k]['alpha']} vs "
+                  f"{cf[k]['cls']} {cf[k]['alpha']}")
 
     threads = max(1, (os.cpu_count() or 1) // args.workers)
     rows = gd_floor(s, threads)

@@ -1,9 +1,9 @@
 """One-trial-at-a-time reference for the Figure-9 experiment, written the way the papers'
 notebooks are: one torch model, one optimizer loop (SGD on a normalized gradient, g / (||g|| +
-eps) under the authors' conventions), one cvxpy solve per trial. `gradient="cancellation-free"` feeds the optimizer the core's gradient on its
-eager torch path (`attnsvm.attention.gradients`, batch of one), so agreement with the batched sweep, whose
-unrecorded steps run on the fused kernel (`attnsvm.attention.fused`), tests the batching and the kernel;
-`gradient="autograd"` differentiates through softmax as the notebooks do.
+eps) under the authors' conventions), one cvxpy solve per trial. `gradient="cancellation-free"` feeds the
+optimizer the core's gradient on its eager torch path (`attnsvm.attention.gradients`, batch of one), so
+agreement with the batched sweep, whose unrecorded steps run on the fused kernel (`attnsvm.attention.fused`),
+tests the batching and the kernel; `gradient="autograd"` differentiates through softmax as the notebooks do.
 
 The class of a run is decided exactly (`geometry.select` on the cvxpy solution: exact KKT
 certificate, exact scores), so the reference is slow but authoritative.

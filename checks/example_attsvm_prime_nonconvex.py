@@ -44,7 +44,8 @@ def _instances(dropped):
         ds = keyed_dataset(keys, scores, name="keyed-tied")
         return Instance(ds, {"sets": [list(O) for O in generalized.top_sets(ds)]})
 
-    return Space(generate, "keyed datasets n 1..2, T 3..4, keys in [-2, 2]^2, scores in [-1, 1]; sets = top-score tokens",
+    return Space(generate, "keyed datasets n 1..2, T 3..4, keys in [-2, 2]^2, scores in [-1, 1]; "
+                           "sets = top-score tokens",
                  params={"sets": Space(lambda c: None, "optimal sets O_i (lists of token indices)")})
 
 

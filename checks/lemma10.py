@@ -27,7 +27,8 @@ def at_most_d(insts, budget) -> list[Outcome]:
 claim = Claim(
     name="lemma10",
     evaluations=1900,
-    statement="keys in general position => every direction q != 0 has at most d directional neighbours: sum_i |T_i(q)| <= d",
+    statement="keys in general position => every direction q != 0 has at most d directional "
+              "neighbours: sum_i |T_i(q)| <= d",
     hypotheses=hyp.of("lemma10"),
     conclusion=at_most_d,
     instances=lambda dropped: rays.directions(integer_datasets(n=(1, 2), T=(2, 3), d=(1, 2))),

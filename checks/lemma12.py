@@ -56,8 +56,8 @@ def _instances(dropped):
 claim = Claim(
     name="lemma12",
     evaluations=2000,
-    statement="min_i s_{i,alpha_i}(p) > 1/2 (eventually true when the path selects alpha) => (k_{i,alpha_i} - k_it)^T p "
-              ">= 0 for all i, t != alpha_i (the quadrant (77))",
+    statement="min_i s_{i,alpha_i}(p) > 1/2 (eventually true when the path selects alpha) => (k_{i,alpha_i} - k_it)^T "
+              "p >= 0 for all i, t != alpha_i (the quadrant (77))",
     hypotheses=hyp.of("lemma12"),
     conclusion=in_quadrant,
     instances=_instances,

@@ -8,7 +8,8 @@ tests the step the proof adds, the competitor of (78):
 exists for every eps in (0, 1] and its support margin is Lipschitz in eps: since
 (1 - eps) p_relax + eps p_mm meets (78) (p_mm = ATT-SVM(alpha)),
 
-    ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2,   so   1/||p^eps|| >= 1/||p_relax|| - eps ||p_mm - p_relax||/||p_relax||^2.
+    ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2,   so
+    1/||p^eps|| >= 1/||p_relax|| - eps ||p_mm - p_relax||/||p_relax||^2.
 
 Everything is exact: p_relax, p_mm and p^eps are certified by rational KKT (or (78) is proved
 infeasible by a Farkas certificate, which refutes), and the squared norms are compared as
@@ -48,12 +49,15 @@ def competitor_margin_one(inst) -> Outcome:
         return Outcome(False, certified=True, detail={**detail, "farkas": [str(q) for q in cert.lam]}, margin=-1.0)
     att, mm = joint.att_svm(ds, alpha)
     if not (att.ok and mm.verified and mm.kind == "kkt"):
-        return Outcome(None, detail=detail, reason="(78) feasible but ATT-SVM(alpha) not certified: no interpolation bound")
+        return Outcome(None, detail=detail, reason="(78) feasible but ATT-SVM(alpha) not certified: "
+                                                   "no interpolation bound")
     comb = [(1 - eps) * a + eps * b for a, b in zip(relax.x, mm.x)]
     lhs, rhs = joint.norm2(cert.x), joint.norm2(comb)
     n_relax = joint.norm2(relax.x)
-    detail.update(norm2_78=str(lhs), norm2_combination=str(rhs), norm2_relax=str(n_relax), norm2_mm=str(joint.norm2(mm.x)),
-                  lipschitz_constant=float(np.sqrt(float(joint.norm2([b - a for a, b in zip(relax.x, mm.x)]))) / float(n_relax))
+    detail.update(norm2_78=str(lhs), norm2_combination=str(rhs), norm2_relax=str(n_relax),
+                  norm2_mm=str(joint.norm2(mm.x)),
+                  lipschitz_constant=float(np.sqrt(float(joint.norm2([b - a for a, b in zip(relax.x, mm.x)])))
+                                           / float(n_relax))
                   if n_relax else None)
     return Outcome(lhs <= rhs and lhs >= n_relax, certified=True, detail=detail,
                    margin=float((rhs - lhs) / rhs) if rhs else 0.0)
@@ -79,9 +83,9 @@ def competitor_instances(data) -> Space:
 claim = Claim(
     name="lemma13",
     evaluations=1000,
-    statement="label SVM on x_{i,alpha_i} feasible (support set S), (10) and ATT-SVM(alpha) feasible => for eps in (0, 1] "
-              "(78) is feasible and ||p_relax||^2 <= ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2 (the competitor of "
-              "Lemma 13's proof; its support margin is Lipschitz in eps)",
+    statement="label SVM on x_{i,alpha_i} feasible (support set S), (10) and ATT-SVM(alpha) feasible => for eps in (0, "
+              "1] (78) is feasible and ||p_relax||^2 <= ||p^eps||^2 <= ||(1 - eps) p_relax + eps p_mm||^2 (the "
+              "competitor of Lemma 13's proof; its support margin is Lipschitz in eps)",
     hypotheses=hyp.of("lemma13"),
     conclusion=competitor_margin,
     instances=lambda dropped: competitor_instances([joint.figure3(), joint.figure3(("1/2", "3/2")), figure3_like(),

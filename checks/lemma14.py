@@ -25,7 +25,7 @@ min(Q_mu, (q^p)^{1 + mu}) (the hardest allowed p'). Excess risks L - L_* (L_* = 
 are computed without cancellation (`losses.increment`). Holds when L(p') < L(p) on every pair
 meeting the premise; margin = min (L(p) - L(p'))/(L(p) - L_*)."""
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 import torch

@@ -36,7 +36,8 @@ def feasible(insts, budget) -> list[Outcome]:
 claim = Claim(
     name="lemma2",
     evaluations=1100,
-    statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with alpha = opt is feasible",
+    statement="common label sign, gamma_{i,opt} > gamma_it (t != opt), v in range(W) => (ATT-SVM) with "
+              "alpha = opt is feasible",
     hypotheses=hyp.of("lemma2"),
     conclusion=feasible,
     instances=lambda dropped: instances(integer_datasets(n=(1, 3), T=(2, 4), d=(1, 3), labels="positive", W="integer")),

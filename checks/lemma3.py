@@ -36,7 +36,8 @@ def key_lemma_one(inst) -> Outcome:
     logits = [float(sum(float(K[t][j]) * p[j] for j in range(ds.d))) for t in range(ds.T)]
     spread = max(logits) - min(logits)
     with mpmath.workdps(40 + int(3 * spread / math.log(10))):
-        a = [mpmath.mpf(sum(K[t][j] * q[j] for j in range(ds.d)).numerator) / sum(K[t][j] * q[j] for j in range(ds.d)).denominator
+        a = [mpmath.mpf(sum(K[t][j] * q[j] for j in range(ds.d)).numerator)
+             / sum(K[t][j] * q[j] for j in range(ds.d)).denominator
              for t in range(ds.T)]
         gm = [mpmath.mpf(x.numerator) / x.denominator for x in g]
         e = [mpmath.exp(mpmath.mpf(x) - max(logits)) for x in logits]
@@ -49,8 +50,8 @@ def key_lemma_one(inst) -> Outcome:
         A = max(abs(x) for x in a)
         rest = mpmath.fsum(s[t] for t in range(ds.T) if t != o)
         bound = 2 * Gamma * A * rest ** 2
-        detail = {"q": q, "p": p.tolist(), "o": o, "left": float(left), "bound": float(bound), "one_minus_s_o": float(rest),
-                  "digits": mpmath.mp.dps}
+        detail = {"q": q, "p": p.tolist(), "o": o, "left": float(left), "bound": float(bound),
+                  "one_minus_s_o": float(rest), "digits": mpmath.mp.dps}
         if bound == 0:                      # Gamma = 0 or A = 0: the left side must vanish exactly
             zero = bool(abs(left) <= mpmath.mpf(10) ** (-mpmath.mp.dps + 10))
             return Outcome(zero, detail=detail, margin=0.0 if zero else -1.0)
@@ -67,13 +68,13 @@ def key_lemma(insts, budget) -> list[Outcome]:
 claim = Claim(
     name="lemma3",
     evaluations=1300,
-    statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= 2 Gamma A (1 - s_o)^2 "
-              "for a = K q, s = S(K p), any token o",
+    statement="|a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t (gamma_o - gamma_t)| <= 2 Gamma A "
+              "(1 - s_o)^2 for a = K q, s = S(K p), any token o",
     hypotheses=(),
     conclusion=key_lemma,
     instances=lambda dropped: instances(integer_datasets(n=1, T=(2, 5), d=(1, 3)), seed=seeds(), ref=integers(0, 4)),
-    proxy=f"exact keys, scores and integer q; p = r u with log10 r uniform in {list(LOG10_RADII)}; both sides in mpmath "
-          f"at 40 + 3 x (logit spread)/ln 10 digits; holds when |left|/bound <= 1 + {SLACK}",
+    proxy=f"exact keys, scores and integer q; p = r u with log10 r uniform in {list(LOG10_RADII)}; both sides in "
+          f"mpmath at 40 + 3 x (logit spread)/ln 10 digits; holds when |left|/bound <= 1 + {SLACK}",
     measures=("ratio", "one_minus_s_o"),
     tolerances={"relative_slack": SLACK},
 )

@@ -62,7 +62,8 @@ def descends(insts, budget) -> list[Outcome]:
 claim = Claim(
     name="lemma4",
     evaluations=1200,
-    statement="Assumptions A and B (strictly optimal tokens), ATT-SVM(opt) feasible => <grad L(p), p_mm> < 0 for every p",
+    statement="Assumptions A and B (strictly optimal tokens), ATT-SVM(opt) feasible => <grad L(p), "
+              "p_mm> < 0 for every p",
     hypotheses=hyp.of("lemma4"),
     conclusion=descends,
     instances=lambda dropped: instances(keyed_datasets(n=(1, 3), T=(2, 4), dk=(1, 3), scores="B"),

@@ -79,11 +79,13 @@ def judge(q, X, direction, radii, per_rung) -> Outcome:
         part = slice(k * per_rung, (k + 1) * per_rung)
         w = k * per_rung + int(np.argmin(s[part]))
         rungs.append({"R_over_norm_p_mm": R / nq, "min_slack": float(s[w]), "worst_p": X[w].tolist(),
-                      "worst_c_p": float(c_p[w]), "worst_c_mm": float(c_mm[w]), "trusted": int(np.isfinite(s[part]).sum())})
+                      "worst_c_p": float(c_p[w]), "worst_c_mm": float(c_mm[w]),
+                      "trusted": int(np.isfinite(s[part]).sum())})
     tail = rungs[-TAIL:]
     detail = {"p_mm": q.tolist(), "rungs": rungs}
     if not all(r["trusted"] for r in tail):
-        return Outcome(None, detail=detail, reason=f"both correlations within {TRUST} of 0 at every point of a top rung")
+        return Outcome(None, detail=detail,
+                       reason=f"both correlations within {TRUST} of 0 at every point of a top rung")
     margin = min(r["min_slack"] for r in tail)
     detail["min_slack"] = margin
     if margin >= 0:
@@ -110,9 +112,9 @@ claim = Claim(
     conclusion=correlation_condition,
     instances=lambda dropped: instances(keyed_datasets(n=1, T=(2, 4), dk=2, scores="B", labels="positive"),
                                         loss=sampled_from(sorted(LOSSES)), seed=seeds(), points=just(POINTS)),
-    proxy=f"pi = {PI}; ladder of {RUNGS} radii R = 2^(k+2) ||p_mm|| max(1, D ||p_mm||) (D the longest ATT-SVM row); per "
-          f"rung `points` x horizon seeded points per band of norms R x {list(BANDS)} (half uniform directions, half "
-          f"in cones of mu {list(CONES)} around p_mm); both correlations from the log-domain gradient direction; "
+    proxy=f"pi = {PI}; ladder of {RUNGS} radii R = 2^(k+2) ||p_mm|| max(1, D ||p_mm||) (D the longest ATT-SVM row); "
+          f"per rung `points` x horizon seeded points per band of norms R x {list(BANDS)} (half uniform directions, "
+          f"half in cones of mu {list(CONES)} around p_mm); both correlations from the log-domain gradient direction; "
           f"holds if the top {TAIL} rungs have no point with rho > 1 + pi, fails if the top rung has one",
     tolerance=f"pi = {PI}",
     measures=("min_slack",),

@@ -182,17 +182,18 @@ claim = Claim(
     name="lemma7",
     evaluations=600,
     statement="Assumption A, alpha locally optimal: on C_{mu,R}(p_mm) (R large) no stationary point (L1), "
-              "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, 31b), "
-              "||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) <-grad L, p_mm^> (L3)",
+              "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, "
+              "31b), ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) "
+              "<-grad L, p_mm^> (L3)",
     hypotheses=hyp.of("lemma7"),
     conclusion=local_gradient_condition,
     instances=lambda dropped: with_alpha(instances(keyed_datasets(n=(1, 2), T=(2, 3), dk=2, labels="positive"),
                                                    loss=sampled_from(sorted(LOSSES)), seed=seeds(), pick=integers(0, 3),
                                                    points=8)),
-    proxy=f"ladder of {RUNGS} radii R = 2^(k+2) ||p_mm||/min(nu, 1), mu from nu (module docstring); at `points` x horizon "
-          f"seeded cone points per band of norms R x {list(BANDS)}, three q each, (31a)-(31c) with the reconstructed "
-          f"constants in the log domain, L3 with pi = {PI_TOL} at the top band; holds if the top {TAIL} rungs pass "
-          f"everywhere, fails if the top rung fails",
+    proxy=f"ladder of {RUNGS} radii R = 2^(k+2) ||p_mm||/min(nu, 1), mu from nu (module docstring); at `points` x "
+          f"horizon seeded cone points per band of norms R x {list(BANDS)}, three q each, (31a)-(31c) with the "
+          f"reconstructed constants in the log domain, L3 with pi = {PI_TOL} at the top band; holds if the top {TAIL} "
+          "rungs pass everywhere, fails if the top rung fails",
     horizon=f"points x horizon per band, {RUNGS} rungs",
     tolerance=f"pi = {PI_TOL} (L3)",
     measures=("log_c_hat",),

@@ -51,8 +51,9 @@ def ray_comparison_one(inst, budget) -> Outcome:
     found = rays.gaps(ds, P["loss"], rays.radii(R1, radii_count(budget.horizon)), p, q, MAX_EXPONENT, nq)
     out = rays.decide(found, Dq.margin, LAST, MAX_EXPONENT)
     return Outcome(out.holds, reason=out.reason, margin=out.margin,
-                   detail={"alpha": list(Dp.alpha), "Gamma_p_unit": float(Dp.margin) / np_, "Gamma_q_unit": float(Dq.margin) / nq,
-                           "neighbors_p": [list(t) for t in Dp.neighbors], "neighbors_q": [list(t) for t in Dq.neighbors],
+                   detail={"alpha": list(Dp.alpha), "Gamma_p_unit": float(Dp.margin) / np_,
+                           "Gamma_q_unit": float(Dq.margin) / nq, "neighbors_p": [list(t) for t in Dp.neighbors],
+                           "neighbors_q": [list(t) for t in Dq.neighbors],
                            **out.detail})
 
 

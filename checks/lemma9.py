@@ -43,7 +43,8 @@ def below_baseline_one(inst, budget) -> Outcome:
     D = direction_of(ds, q)
     found = rays.gaps(ds, P["loss"], ray_grid(q, D, budget.horizon), q, None, MAX_EXPONENT, rays.norm(q))
     out = rays.decide(found, D.margin, LAST, MAX_EXPONENT)
-    return Outcome(out.holds, detail={"alpha": list(D.alpha), "neighbors": [list(t) for t in D.neighbors], **out.detail},
+    return Outcome(out.holds,
+                   detail={"alpha": list(D.alpha), "neighbors": [list(t) for t in D.neighbors], **out.detail},
                    reason=out.reason, margin=out.margin)
 
 

@@ -22,8 +22,9 @@ EXTEND = (2, 4)
 EVALUATIONS = 400
 
 
-STATEMENT = ("causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction to "
-             "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation makes "
-             "W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, against the tokens it sees")
+STATEMENT = ("causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction "
+             "to W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation "
+             "makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, "
+             "against the tokens it sees")
 
 claim = seq2seq.make_claim("tfsvm-causal", True, STATEMENT, PROXY, PARTS, EVALUATIONS, CONFIRM, EXTEND)

@@ -50,7 +50,8 @@ def w_instances(n=(1, 3), T=(2, 3), d=(2, 3), param="W", m=None, steps=STEPS, st
 claim = Claim(
     name="tfsvm-frobenius",
     evaluations=1100,
-    statement="W-parameterised normalized GD converges in direction to W_mm(alpha) (Frobenius), alpha its selected tokens",
+    statement="W-parameterised normalized GD converges in direction to W_mm(alpha) (Frobenius), "
+              "alpha its selected tokens",
     hypotheses=hyp.of("tfsvm-frobenius"),
     conclusion=converges_to_w_mm,
     instances=lambda dropped: w_instances(),

@@ -73,7 +73,7 @@ def _paths(insts, budget, mu: float, r0_factor: float) -> list[Outcome]:
                                 cones=[(j[1], mu) if j[3] else None for j in jobs],
                                 min_radii=[j[4] if j[3] else 0.0 for j in jobs], build=cross.w_problem)
     outs = []
-    for inst, s, (sel, q, unit, local, base, radii, _) in zip(insts, solved, jobs):
+    for inst, s, (sel, q, unit, local, _, radii, _) in zip(insts, solved, jobs):
         tol = mu / 10 if local else GAP_TOL
         gaps = paths.gaps_to(s.p, q)
         detail = {"alpha": list(inst.params["alpha"]), "region": inst.params["region"], "W_mm": q.tolist(),
@@ -124,7 +124,9 @@ def path_converges(insts, budget) -> list[Outcome]:
             groups.setdefault((mu[k], r0[k]), []).append(k)
         for (m, f), ks in groups.items():
             for k, retry in zip(ks, _paths([insts[j] for j in ks], budget, m, f)):
-                outs[k] = Outcome(retry.holds, detail={**retry.detail, "first_cone": outs[k].detail.get("first_cone", outs[k].detail)},
+                outs[k] = Outcome(retry.holds,
+                                  detail={**retry.detail,
+                                          "first_cone": outs[k].detail.get("first_cone", outs[k].detail)},
                                   margin=retry.margin, reason=retry.reason)
     return outs
 

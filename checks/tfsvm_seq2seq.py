@@ -44,6 +44,7 @@ EVALUATIONS = 400    # a path instance (a quarter) costs 17-35 ms: they bound th
 
 STATEMENT = ("sequence-to-sequence self-attention (every token a query, query k sees every t): normalized GD converges "
              "in direction to W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and "
-             "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query")
+             "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of "
+             "constraints per query")
 
 claim = seq2seq.make_claim("tfsvm-seq2seq", False, STATEMENT, PROXY, PARTS, EVALUATIONS, CONFIRM, EXTEND)

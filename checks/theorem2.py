@@ -23,8 +23,8 @@ of other tokens alpha, confirmed at CONFIRM and CONFIRM^2 x the horizon (a far s
 turns towards p_mm makes one octave's growth large and the next look small: a quick search met
 one whose ratio recovered only at 64 x H); an undecided instance is re-run at
 EXTEND x the horizon (engine options; extending at 4x and again at 16x cost more than the rest
-of the search, at 4x alone a quarter stayed undecided at one seed). Reported per start: the alignment, 1 - corr and norms at
-the checkpoints, the fitted slope of log(1 - corr) against log t, and the growth of the residual
+of the search, at 4x alone a quarter stayed undecided at one seed). Reported per start: the alignment, 1 - corr and
+norms at the checkpoints, the fitted slope of log(1 - corr) against log t, and the growth of the residual
 ||p_t - p_mm log t|| over the last octave (bounded when p_mm is the limit of fixed-step GD).
 
 All instances of one shape, loss and rule run as one batch (`limits.descend`); the instance space
@@ -75,7 +75,8 @@ def _worst(lims: list[limits.Limit], gd: bool) -> dict:
     if not d:
         return {}
     out = {"worst_align_gap": max(x["align_gap"][-1] for x in d), "worst_corr_gap": max(x["corr_gap"][-1] for x in d),
-           "worst_corr_gap_slope": max((x["corr_gap_slope_vs_log_t"] for x in d if x["corr_gap_slope_vs_log_t"] is not None), default=None)}
+           "worst_corr_gap_slope": max((x["corr_gap_slope_vs_log_t"] for x in d
+                                        if x["corr_gap_slope_vs_log_t"] is not None), default=None)}
     if gd:
         out["worst_residual_growth"] = max(x["residual_growth_last_octave"] for x in d)
     return out
@@ -108,7 +109,8 @@ def diverges(inst, run: limits.Descent, eta: float) -> Outcome:
     ok = [o["growing"] and o["octave_ratio"] is not None and o["octave_ratio"] >= OCTAVE_RATIO for o in octs]
     detail = {"part": "a", "rule": inst.params["rule"], "eta": float(eta), "horizon": run.tr.steps[-1],
               "starts": octs, "status": run.status,
-              "worst_octave_ratio": min((o["octave_ratio"] for o in octs if o["octave_ratio"] is not None), default=None),
+              "worst_octave_ratio": min((o["octave_ratio"] for o in octs if o["octave_ratio"] is not None),
+                                        default=None),
               "least_growth_along_p_mm": min(o["along_p_mm"][-1] - o["along_p_mm"][0] for o in octs),
               "least_final_norm": min(o["norm"][-1] for o in octs)}
     if any(s != "ok" for s in run.status):
@@ -168,13 +170,14 @@ claim = Claim(
     confirm=(CONFIRM, CONFIRM ** 2),
     extend=(EXTEND,),
     tolerances={"align": TOL.align, "floor": TOL.floor, "octave_ratio": OCTAVE_RATIO},
-    proxy=f"GD (eta = 1/L_p) for {GD_STEPS} x horizon steps or normalized GD (eta {NGD_ETA}) for {NGD_STEPS} x horizon. "
-          f"(a), every n: <p_t, p_mm>/||p_mm|| (<= ||p_t||) grows over H/4, H/2, H and its last octave grows by >= "
-          f"{OCTAVE_RATIO} x the octave before (else re-run at {CONFIRM} and {CONFIRM ** 2}x the horizon; failing at both refutes). (b), n = 1, "
-          f"the same run: converged to p_mm when at the horizon 1 - corr(-grad L, p_mm) <= {TOL.align}, ||p_t|| grows "
-          f"over H/4, H/2, H, 1 - corr(p_t, p_mm) is not increasing over the last octave (or <= {TOL.floor}) and the "
-          f"max-softmax tokens are opt; failed when that holds for the p_mm(alpha) of other tokens, again at {CONFIRM} and "
-          f"{CONFIRM ** 2}x the horizon; undecided instances re-run at {EXTEND}x",
+    proxy=f"GD (eta = 1/L_p) for {GD_STEPS} x horizon steps or normalized GD (eta {NGD_ETA}) for {NGD_STEPS} x "
+          "horizon. (a), every n: <p_t, p_mm>/||p_mm|| (<= ||p_t||) grows over H/4, H/2, H and its last octave grows "
+          f"by >= {OCTAVE_RATIO} x the octave before (else re-run at {CONFIRM} and {CONFIRM ** 2}x the horizon; "
+          "failing at both refutes). (b), n = 1, the same run: converged to p_mm when at the horizon 1 - corr(-grad "
+          f"L, p_mm) <= {TOL.align}, ||p_t|| grows over H/4, H/2, H, 1 - corr(p_t, p_mm) is not increasing over the "
+          f"last octave (or <= {TOL.floor}) and the max-softmax tokens are opt; failed when that holds for the "
+          f"p_mm(alpha) of other tokens, again at {CONFIRM} and {CONFIRM ** 2}x the horizon; undecided "
+          f"instances re-run at {EXTEND}x",
     measures=("worst_octave_ratio", "least_growth_along_p_mm", "least_final_norm", "worst_align_gap", "worst_corr_gap",
               "worst_corr_gap_slope", "worst_residual_growth"),
 )

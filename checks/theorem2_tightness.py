@@ -56,10 +56,11 @@ def aimed_instances() -> Space:
         others = starts.other_lmm_directions(ds)
         if not others:                                    # aim: a non-global LMM exists
             c.reject()
-        return Instance(ds, {"loss": "logistic", "rule": "gd", "eta_factor": 1.0, "starts": starts.aimed(c, ds, others)})
+        return Instance(ds, {"loss": "logistic", "rule": "gd", "eta_factor": 1.0,
+                             "starts": starts.aimed(c, ds, others)})
 
-    return Space(generate, "integer datasets n 2, T 2, d 2, entries in [-3, 3], positive labels, with a non-global LMM; "
-                           "GD from a start aimed at it",
+    return Space(generate, "integer datasets n 2, T 2, d 2, entries in [-3, 3], positive labels, with a non-global "
+                           "LMM; GD from a start aimed at it",
                  params={"loss": just("logistic"), "rule": just("gd"), "eta_factor": just(1.0),
                          "starts": Space(lambda c: None, "start points (lists of d numbers)")})
 
@@ -75,8 +76,8 @@ claim = Claim(
     confirm=(CONFIRM,),
     extend=(),
     tolerances={"align": TOL.align, "floor": TOL.floor},
-    proxy=f"Theorem 2's proxy (attnsvm.dynamics.limits) for GD with eta = 1/L_p over {HORIZON} x horizon steps ({CONFIRM}x "
-          f"to confirm a failure); a start refutes when at {CONFIRM}x the horizon 1 - corr(-grad L, p_mm(alpha)) <= "
-          f"{TOL.align} for its max-softmax tokens alpha != opt, ||p_t|| grows and 1 - corr(p_t, p_mm(alpha)) is not "
-          f"increasing (or <= {TOL.floor})",
+    proxy=f"Theorem 2's proxy (attnsvm.dynamics.limits) for GD with eta = 1/L_p over {HORIZON} x horizon steps "
+          f"({CONFIRM}x to confirm a failure); a start refutes when at {CONFIRM}x the horizon 1 - corr(-grad L, "
+          f"p_mm(alpha)) <= {TOL.align} for its max-softmax tokens alpha != opt, ||p_t|| grows and 1 - corr(p_t, "
+          f"p_mm(alpha)) is not increasing (or <= {TOL.floor})",
 )

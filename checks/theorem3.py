@@ -9,8 +9,8 @@ below that angle every point of the cone keeps every constraint value positive. 
 `starts` seeded points of C_{mu,R} start GD on the cancellation-free log-domain gradient with
 eta = 1/L_emp, L_emp the largest empirical Lipschitz ratio of grad L at `points` seeded points of
 the rung's cone (Lemma 6's L_p holds everywhere but is orders of magnitude larger there, and
-its step makes no visible progress at these norms, NOTES.md), for STEPS x horizon iterations, extended to 4x while a start is undecided, and
-each start's limit is judged by `attnsvm.dynamics.limits` (the increments -grad L align with
+its step makes no visible progress at these norms, NOTES.md), for STEPS x horizon iterations, extended to 4x while a
+start is undecided, and each start's limit is judged by `attnsvm.dynamics.limits` (the increments -grad L align with
 p_mm(beta) of the selected tokens beta within TOL.align, ||p_t|| grows over H/4, H/2, H, and
 1 - corr(p_t, p_mm(beta)) does not increase over the last octave or is below TOL.floor). The
 conclusion holds as soon as one rung has every start converging to p_mm(alpha) with alpha
@@ -126,7 +126,8 @@ def directional_runs(insts, loss, states, steps) -> list[dict]:
     live = [j for j, L in enumerate(Ls) if L > 0]
     for j, L in enumerate(Ls):
         if not L > 0:
-            out[j] = {"eta": None, "kinds": ["undecided"] * P[j]["starts"], "reasons": ["gradient underflow: no empirical step"],
+            out[j] = {"eta": None, "kinds": ["undecided"] * P[j]["starts"],
+                      "reasons": ["gradient underflow: no empirical step"],
                       "converged_to_alpha": False, "converged_elsewhere": False}
     if live:
         datasets = [insts[j].dataset for j in live for _ in range(P[j]["starts"])]
@@ -162,7 +163,8 @@ def _rung(state, L, run: limits.Descent, lims) -> dict:
     gap = 1 - np.einsum("rbd,d->rb", Pt, qh) / np.linalg.norm(Pt, axis=-1)
     to_alpha = [l.kind != "undecided" and list(l.alpha) == list(alpha) for l in lims]
     elsewhere = [l.kind != "undecided" and list(l.alpha) != list(alpha) for l in lims]
-    align = [(l.detail.get("to_gmm") if l.kind == "gmm" else l.detail.get("to_selected") or l.detail.get("to_gmm") or {})
+    align = [(l.detail.get("to_gmm") if l.kind == "gmm"
+              else l.detail.get("to_selected") or l.detail.get("to_gmm") or {})
              .get("align_gap", [None])[-1] for l in lims]
     return {"eta": 1.0 / L, "empirical_lipschitz": L, "horizon": run.tr.steps[-1], "kinds": [l.kind for l in lims],
             "selected": [list(l.alpha) for l in lims], "reasons": [l.reason for l in lims if l.reason],
@@ -193,7 +195,8 @@ def local_convergence_group(insts, budget) -> list[Outcome]:
         states = []
         for j in open_:
             mu, m = ladders[j][k]
-            states.append((rngs[j], insts[j].params["alpha"], sels[j].p_mm, mu, m * float(np.linalg.norm(sels[j].p_mm))))
+            states.append((rngs[j], insts[j].params["alpha"], sels[j].p_mm, mu,
+                           m * float(np.linalg.norm(sels[j].p_mm))))
         runs = directional_runs([insts[j] for j in open_], loss, states, steps)
         pts = [np.concatenate([geometry.sample_cone(st[2], st[3], st[4] * b, st[0], size=insts[j].params["points"])
                                for b in BANDS]) for j, st in zip(open_, states)]
@@ -208,8 +211,8 @@ def local_convergence_group(insts, budget) -> list[Outcome]:
             premises = rung["lemma7"]["L1_L2"] and rung["lemma7"]["L3"] or not applies[j]
             q = sels[j].p_mm
             if not runs_j.get("descent", False):
-                undecided[j].append(f"mu={mu:.3g}, R={m}||p_mm||: the risk rose along a run (eta = 1/L_emp is above the "
-                                    "smoothness on its path; the theorem's eta <= 1/L_p keeps GD descending)")
+                undecided[j].append(f"mu={mu:.3g}, R={m}||p_mm||: the risk rose along a run (eta = 1/L_emp is above "
+                                    "the smoothness on its path; the theorem's eta <= 1/L_p keeps GD descending)")
             elif runs_j["converged_to_alpha"]:
                 done[j] = Outcome(True, detail={"alpha": list(insts[j].params["alpha"]), "p_mm": q.tolist(),
                                                 "passing_rung": rung, "rungs_tried": len(rungs[j]),
@@ -217,7 +220,8 @@ def local_convergence_group(insts, budget) -> list[Outcome]:
                                                 "worst_initial_corr_gap": max(runs_j["initial_corr_gap"]),
                                                 "worst_align_gap": max(a for a in runs_j["align_gap"] if a is not None),
                                                 "horizon": runs_j["horizon"],
-                                                "lemma7_premises_held": rung["lemma7"]["L1_L2"] and rung["lemma7"]["L3"]})
+                                                "lemma7_premises_held": (rung["lemma7"]["L1_L2"]
+                                                                         and rung["lemma7"]["L3"])})
             elif not runs_j["converged_elsewhere"]:
                 undecided[j].append(f"mu={mu:.3g}, R={m}||p_mm||: " + (runs_j["reasons"] or ["undecided"])[0])
             elif not premises:
@@ -254,8 +258,8 @@ def alpha_instances(locally_opt: bool = True) -> Space:
         sels = [geometry.select(ds, a) for a in geometry.candidate_alphas(ds, 64)]
         pool = [s for s in sels if s.feasible and s.certified and s.locally_optimal == locally_opt]
         alpha = list(pool[c.integer(0, len(pool) - 1, "index")].alpha) if pool else None
-        return Instance(ds, {"alpha": alpha, "loss": c.sampled_from(sorted(LOSSES)), "seed": c.integer(0, 2**16, "seed"),
-                             "points": 16, "starts": 4})
+        return Instance(ds, {"alpha": alpha, "loss": c.sampled_from(sorted(LOSSES)),
+                             "seed": c.integer(0, 2**16, "seed"), "points": 16, "starts": 4})
 
     return Space(generate, f"keyed or Gaussian datasets n (1, 2), T (2, 3), d 2; alpha {'' if locally_opt else 'not '}"
                            "locally optimal; params alpha, loss, seed, points, starts", params=PARAMS)
@@ -268,7 +272,8 @@ claim = Claim(
     name="theorem3",
     evaluations=200,
     statement="Assumption A, alpha locally optimal => exists mu, R_mu: GD (eta <= 1/L_p) from C_{mu,R_mu}(p_mm(alpha)) "
-              "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm|| (measured with GD at eta = 1/(empirical Lipschitz ratio in the cone))",
+              "has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm|| (measured with GD at eta = 1/(empirical "
+              "Lipschitz ratio in the cone))",
     hypotheses=hyp.of("theorem3"),
     conclusion=local_convergence,
     instances=lambda dropped: alpha_instances(),

@@ -159,7 +159,8 @@ claim = Claim(
     proxy=f"gap = 1 - corr(p(R), q) on R = R0 2^k, k = 1..{GRID} (sliding up one step per horizon doubling; "
           f"undecided: up to 2 more), p(R) by regpath in cone_mu(q) with ||p|| >= R0; holds if bounded (||p(R)|| < R "
           f"and not growing) or gap >= delta and not decreasing by {PLATEAU} over the last {LAST} radii, delta = "
-          f"min(mu, distance to the nearest other LMM direction in the cone)/2; fails if gap < delta and non-increasing "
-          f"there, still so at 4x the radii",
-    tolerances={"plateau": PLATEAU, "window": LAST, "bounded": BOUNDED, "iterations": ITERS, "residual": paths.RESIDUAL},
+          "min(mu, distance to the nearest other LMM direction in the cone)/2; fails if gap < delta and "
+          "non-increasing there, still so at 4x the radii",
+    tolerances={"plateau": PLATEAU, "window": LAST, "bounded": BOUNDED, "iterations": ITERS,
+                "residual": paths.RESIDUAL},
 )

@@ -25,7 +25,7 @@ directions; the instances of a batch are solved together, each as if alone
 (`dynamics.paths.linear_paths`)"""
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -75,10 +75,12 @@ def path_to_solution_set(insts, budget) -> list[Outcome]:
     starts = []
     for inst, sol, U in zip(insts, sols, units):
         pieces = [np.array([float(a) for a in p.x]) for p in sol.pieces if p.x is not None]
-        starts.append(np.vstack([paths.lmm_starts(inst.dataset, U[0], inst.params["seed"])] + [U] + [x[None] for x in pieces]))
+        starts.append(np.vstack([paths.lmm_starts(inst.dataset, U[0], inst.params["seed"])] + [U]
+                                + [x[None] for x in pieces]))
     solved = paths.linear_paths([inst.dataset for inst in insts],
                                 [head_loss(inst.params["loss"], inst.params["head"]) for inst in insts],
-                                [math.sqrt(float(sol.value2)) * mult for sol in sols], starts, int(ITERS * budget.horizon))
+                                [math.sqrt(float(sol.value2)) * mult for sol in sols], starts,
+                                int(ITERS * budget.horizon))
     return [decide(s, U, mult, sol) for s, U, sol in zip(solved, units, sols)]
 
 
@@ -110,8 +112,9 @@ def tied_instances(change: Callable | None = None, n=(1, 2), T=(3, 4)) -> Space:
 
     specs = {"loss": sampled_from(sorted(LOSSES)), "head": sampled_from(list(HEADS)), "seed": seeds(),
              "sets": Space(lambda c: None, "optimal sets O_i (lists of token indices)")}
-    return Space(generate, f"keyed datasets with tied top scores, n {n}, T {T}, keys in [-2, 2]^2, scores in [-1, 1], or "
-                           "mirrored (a, b), (-a, b), (0, e); heads phi(v^T x), phi in {id, tanh, u + u^3}", params=specs)
+    return Space(generate, f"keyed datasets with tied top scores, n {n}, T {T}, keys in [-2, 2]^2, "
+                           "scores in [-1, 1], or mirrored (a, b), (-a, b), (0, e); heads phi(v^T x), phi in "
+                           "{id, tanh, u + u^3}", params=specs)
 
 
 claim = Claim(
@@ -127,9 +130,9 @@ claim = Claim(
     measures=("gap_last", "solutions"),
     proxy=f"gap = min over the (ATT-SVM') solution set of 1 - corr(p(R), p*) on R = 2^k Xi, k < {GRID} (sliding up one "
           f"step per horizon doubling; undecided: up to 3 more): holds if the gap at the largest R is <= {GAP_TOL}, "
-          f"non-increasing over the last {LAST} radii and falling with log-log slope <= {SLOPE}; fails if it stays above "
-          f"{GAP_TOL} without decreasing by {PLATEAU} (relative) over them, still so at 8x the radii; p(R) by regpath "
-          f"(multi-start, {ITERS} iterations x the horizon)",
+          f"non-increasing over the last {LAST} radii and falling with log-log slope <= {SLOPE}; fails if it stays "
+          f"above {GAP_TOL} without decreasing by {PLATEAU} (relative) over them, still so at 8x the radii; p(R) by "
+          f"regpath (multi-start, {ITERS} iterations x the horizon)",
     horizon=f"R = 2^(G-1) Xi, G = {GRID} at quick", tolerance=f"gap {GAP_TOL}",
     tolerances={"gap": GAP_TOL, "slope": SLOPE, "plateau": PLATEAU, "window": LAST, "iterations": ITERS,
                 "residual": paths.RESIDUAL},

@@ -3,4 +3,5 @@ directional margin (e.g. d = 1 and two tokens with the same key)."""
 
 from attnsvm.claims.registry import Search
 
-SEARCHES = {"general_position": Search(note="integer keys with repeated differences: more than d rows tie at the margin")}
+SEARCHES = {"general_position": Search(note="integer keys with repeated differences: "
+                                            "more than d rows tie at the margin")}

@@ -15,7 +15,8 @@ SEARCHES = {
     "per_query_svm": Search(instances=lambda dropped: gaussian.sequences(("gd",), "single", n=(1, 2), T=3, d=(2, 3)),
                             note="causal NGD; the last query's single-query SVM mispredicts its limit"),
     "causal_mask": Search(instances=lambda dropped: gaussian.sequences(("gd",), "full", n=(1, 2), T=3, d=(2, 3)),
-                          note="causal NGD; the unmasked per-query SVM (constraints against t > k) mispredicts its limit"),
+                          note="causal NGD; the unmasked per-query SVM (constraints against t > k) "
+                               "mispredicts its limit"),
     "overparameterized": Search(instances=lambda dropped: gaussian.sequences(("feasibility",), "causal", n=(1, 3),
                                                                              T=(2, 4), d=(2, 3)),
                                 note="d < T - 1 or n T (T - 1)/2 > d^2: an alpha with an exact Farkas certificate"),

@@ -13,9 +13,8 @@
   run at seed 2; with it, none in about 13000 instances, seeds 0-7).
 Strict optimality and feasibility are not searched (without them W_mm(opt) is undefined)."""
 
-from attnsvm.results.checks.tfsvm_global import global_instances
-
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.tfsvm_global import global_instances
 
 SEARCHES = {
     "score_gap": Search(instances=lambda dropped: global_instances(T=(3, 4)),

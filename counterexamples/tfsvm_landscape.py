@@ -6,11 +6,10 @@ loss'_i Y_i Cov_{s_i}(X_i) v z_i^T can cancel: inputs pulling W in opposite dire
 stationary point, found by the check's own search (rho < 1e-7, ||grad L|| < 1e-9). (d >= T - 1 is not a
 hypothesis: it is not needed, see checks/tfsvm_landscape.py.)"""
 
-from attnsvm.results.checks.tfsvm_landscape import landscape_instances, threshold
-
 from attnsvm.attention import model
 from attnsvm.claims import gaussian
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.tfsvm_landscape import landscape_instances, threshold
 
 
 def dependent_queries(c, seed: int):

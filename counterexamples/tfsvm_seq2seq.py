@@ -13,7 +13,7 @@ from attnsvm.claims.registry import Search
 SEARCHES = {
     "per_query_svm": Search(instances=lambda dropped: gaussian.sequences(("gd",), "single", n=(1, 2), T=3, d=(2, 3)),
                             note="NGD on the sequence loss; the single-query SVM (query x_i1) mispredicts its limit"),
-    "overparameterized": Search(instances=lambda dropped: gaussian.sequences(("feasibility",), "seq", n=(1, 3), T=(2, 4),
-                                                                             d=(2, 3)),
+    "overparameterized": Search(instances=lambda dropped: gaussian.sequences(("feasibility",), "seq", n=(1, 3),
+                                                                             T=(2, 4), d=(2, 3)),
                                 note="d < T or n T (T - 1) > d^2: an alpha with an exact Farkas certificate"),
 }

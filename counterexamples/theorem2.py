@@ -4,13 +4,12 @@ p_mm instead of the GMM. The search draws such data (keys in {-1, 0, 1}^2, score
 with one start at r p_mm(alpha) of a non-global LMM alpha (`claims.starts.aimed`; data without
 one are skipped). n = 1 itself is shown necessary by `theorem2-tightness` (n = 2)."""
 
-from attnsvm.results.checks.theorem2 import PARAMS
-
 from attnsvm.attention.losses import LOSSES
 from attnsvm.claims import Instance, starts
 from attnsvm.claims.registry import Search
 from attnsvm.claims.spaces import Space
 from attnsvm.claims.strategies import keyed_datasets
+from attnsvm.results.checks.theorem2 import PARAMS
 
 
 def aimed_without_b(dropped) -> Space:

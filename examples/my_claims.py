@@ -56,7 +56,8 @@ def gmm_is_feasible(inst, budget):
 # Over entries in [-1, 1] with d = 1 the space is finite: every case is decided exactly.
 two_token_separable = Claim(
     name="two-token-gmm-feasible",
-    statement="n = 1, T = 2, d = 1, integer entries in [-1, 1] and distinct keys => (ATT-SVM) with alpha = opt is feasible",
+    statement="n = 1, T = 2, d = 1, integer entries in [-1, 1] and distinct keys => (ATT-SVM) with "
+              "alpha = opt is feasible",
     hypotheses=(Hypothesis("distinct_keys", "the keys of an input are pairwise distinct", distinct_keys),),
     conclusion=gmm_is_feasible,
     instances=lambda dropped: instances(integer_datasets(n=1, T=2, d=1, lo=-1, hi=1, W="integer")),

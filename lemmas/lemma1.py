@@ -11,8 +11,8 @@ import sympy as sp
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, k, residuals, resolve, total
 
-STATEMENT = ("for u != 0, any differentiable loss and head: GD on W with steps eta_t/||u||^2 from W_0 = p_0 u^T/||u||^2 "
-             "satisfies W_t = p_t u^T/||u||^2 for every t, where p_t is GD on p with steps eta_t")
+STATEMENT = ("for u != 0, any differentiable loss and head: GD on W with steps eta_t/||u||^2 from W_0 = p_0 "
+             "u^T/||u||^2 satisfies W_t = p_t u^T/||u||^2 for every t, where p_t is GD on p with steps eta_t")
 
 l = sp.Symbol("l", integer=True, positive=True)
 m = sp.Symbol("m", integer=True, positive=True)

@@ -40,8 +40,8 @@ def kernel_trivial() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("Gamma(q) != 0: d + 1 neighbour rows M' with M' q = Gamma 1 would put 1 = M' (q/Gamma) in range(M'), which "
-             "general position excludes (symbolic d)", "symbolic", ones_in_range, by=("definition3",)),
-        Step("Gamma(q) = 0: d neighbour rows N are independent (general position), so N q = 0 forces q = N^{-1} N q = 0, "
-             "against q != 0 (symbolic d)", "symbolic", kernel_trivial, by=("definition3",)),
+        Step("Gamma(q) != 0: d + 1 neighbour rows M' with M' q = Gamma 1 would put 1 = M' (q/Gamma) in range(M'), "
+             "which general position excludes (symbolic d)", "symbolic", ones_in_range, by=("definition3",)),
+        Step("Gamma(q) = 0: d neighbour rows N are independent (general position), so N q = 0 forces q = N^{-1} N q = "
+             "0, against q != 0 (symbolic d)", "symbolic", kernel_trivial, by=("definition3",)),
     ), RECONSTRUCTION)

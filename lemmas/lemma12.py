@@ -42,7 +42,8 @@ def limit_threshold() -> dict:
 def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("softmax ratio s_t = s_o exp(a_t - a_o) (symbolic T)", "symbolic", softmax_ratio),
-        Step("a_t >= a_o implies s_t >= s_o, and s_o + s_t <= 1, so s_o <= 1/2 (symbolic T)", "symbolic", dominated_mass),
+        Step("a_t >= a_o implies s_t >= s_o, and s_o + s_t <= 1, so s_o <= 1/2 (symbolic T)", "symbolic",
+             dominated_mass),
         Step("s_{i,alpha_i} -> 1: beyond some R_0 every s_{i,alpha_i} >= 1 - eps > 1/2 (eps < 1/2), contradicting a "
              "violated (77)", "symbolic", limit_threshold),
     ), RECONSTRUCTION)

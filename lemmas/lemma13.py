@@ -8,9 +8,9 @@ is NOTES.md's finding, needed here as in Theorem 6); the logistic-loss sandwich 
 
 import sympy as sp
 
+from attnsvm.claims.identities import direction_violates, kappa_threshold, nonsupport_exponent
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.claims.identities import direction_violates, kappa_threshold, nonsupport_exponent
 
 STATEMENT = ("on the joint path restricted to the quadrant (77), v/r -> v_mm/||v_mm|| and p/R -> p_relax/||p_relax|| "
              "(problem (10)), under Theorem 6's hypotheses (r = kappa R with kappa > kappa*)")

@@ -12,14 +12,15 @@ m x <= loss(g - x) - loss(g) <= M x are the paper's Taylor step (cited)."""
 
 import sympy as sp
 
+from attnsvm.claims.identities import deficit_bounds, margin_identity
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals, total
-from attnsvm.claims.identities import deficit_bounds, margin_identity
 
 STATEMENT = ("(85) gamma*_i - C q_i <= Y_i f_p(X_i) <= gamma*_i - c q_i (0 < c <= C), -loss' in [m, M], m > 0, on the "
              "margin interval => Assumption D with the sets O_i, Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}")
-RECONSTRUCTION = ("statement and constants reconstructed from the proof (formulas lost): (85) as two-sided linear bounds "
-                  "in q_i, Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}; -loss' >= m > 0 is Assumption A read as in NOTES.md")
+RECONSTRUCTION = ("statement and constants reconstructed from the proof (formulas lost): (85) as two-sided linear "
+                  "bounds in q_i, Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}; -loss' >= m > 0 is Assumption "
+                  "A read as in NOTES.md")
 
 n = sp.Symbol("n", integer=True, positive=True)
 i = sp.Symbol("i", integer=True, positive=True)
@@ -27,8 +28,9 @@ i = sp.Symbol("i", integer=True, positive=True)
 
 def excess_sums() -> dict:
     """With e_i = loss(gamma*_i - x_i) - loss(gamma*_i) in [m c q_i, M C q_i] (e_i = m c q_i + l_i = M C q_i - h_i,
-    l, h >= 0) and q_i <= q_max = q_1 + 0 (input 1 the worst, w.l.o.g.): mean_i e_i - (m c/n) q_1 = (1/n) [l_1 + sum_{i>=2} e_i]
-    >= 0 and M C q_max - mean_i e_i = (1/n) sum_i (M C (q_max - q_i) + h_i) >= 0 (symbolic n)."""
+    l, h >= 0) and q_i <= q_max = q_1 + 0 (input 1 the worst, w.l.o.g.): mean_i e_i - (m c/n) q_1 =
+    (1/n) [l_1 + sum_{i>=2} e_i] >= 0 and M C q_max - mean_i e_i = (1/n) sum_i (M C (q_max - q_i) + h_i) >= 0
+    (symbolic n)."""
     m, c, M, C = sp.symbols("m c M C", positive=True)
     q, l, h, slack = (sp.IndexedBase(s, nonnegative=True) for s in ("q", "l", "h", "z"))
     e_low = m * c * q[i] + l[i]                                    # e_i from its lower bound
@@ -65,8 +67,8 @@ def closing() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("(85) for the linear head with tied optimal sets: Y_i f = gamma* - sum_{t not in O_i} s_t (gamma* - gamma_t) "
-             "(tokens of O_i have gap 0; symbolic T)", "symbolic", margin_identity, by=("definition1",)),
+        Step("(85) for the linear head with tied optimal sets: Y_i f = gamma* - sum_{t not in O_i} s_t (gamma* - "
+             "gamma_t) (tokens of O_i have gap 0; symbolic T)", "symbolic", margin_identity, by=("definition1",)),
         Step("(85)'s constants: Gamma_min q_i <= sum_t s_t gap_t <= Gamma_max q_i over the tokens outside O_i (c = "
              "Gamma_min > 0 when O_i is the top-score set; symbolic count)", "symbolic", deficit_bounds),
         Step("Taylor with integral remainder: m x <= loss(g - x) - loss(g) <= M x for x >= 0 when -loss' in [m, M] on "

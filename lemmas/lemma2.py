@@ -54,5 +54,6 @@ def outline() -> Outline:
              "= s (x_opt - x_t)^T v / Gamma = (gamma_opt - gamma_t) / Gamma (k = W^T x, gamma = s X v; the paper's "
              "c = W^+ v is the least-norm such c)", "symbolic", witness_values, by=("definition1",)),
         Step("Gamma = min_{i, t != opt_i} (gamma_opt - gamma_t) > 0 by strict optimality, and every gap is Gamma + e, "
-             "e >= 0, so every constraint value is >= 1: p is feasible", "symbolic", normalisation, by=("definition1",)),
+             "e >= 0, so every constraint value is >= 1: p is feasible", "symbolic", normalisation,
+             by=("definition1",)),
     ), RECONSTRUCTION)

@@ -58,10 +58,10 @@ def product_bound() -> dict:
 def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("(16): with gamma_bar = <s, gamma>, a^T diag(s) gamma - a^T s s^T gamma - sum_{t != o} (a_o - a_t) s_t "
-             "(gamma_o - gamma_t) = -(sum_{t != o} (a_o - a_t) s_t)(sum_{t != o} (gamma_o - gamma_t) s_t) on the simplex "
-             "(symbolic T)", "symbolic", residual_identity),
-        Step("each factor is at most its term bound times 1 - s_o = sum_{t != o} s_t: |sum (a_o - a_t) s_t| <= 2A (1 - s_o), "
-             "|sum (gamma_o - gamma_t) s_t| <= Gamma (1 - s_o) (symbolic T)", "symbolic", factor_bounds,
+             "(gamma_o - gamma_t) = -(sum_{t != o} (a_o - a_t) s_t)(sum_{t != o} (gamma_o - gamma_t) s_t) on the "
+             "simplex (symbolic T)", "symbolic", residual_identity),
+        Step("each factor is at most its term bound times 1 - s_o = sum_{t != o} s_t: |sum (a_o - a_t) s_t| <= 2A (1 - "
+             "s_o), |sum (gamma_o - gamma_t) s_t| <= Gamma (1 - s_o) (symbolic T)", "symbolic", factor_bounds,
              by=("definition1",)),
         Step("|x y| <= X Y for |x| <= X, |y| <= Y, giving the bound 2 Gamma A (1 - s_o)^2", "symbolic", product_bound),
     ), RECONSTRUCTION)

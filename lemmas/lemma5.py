@@ -16,10 +16,10 @@ from attnsvm.claims.identities import gradient_under_B
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals, t, total
 
-STATEMENT = ("Assumptions A and B, n = 1, p_mm = p_mm(opt): for every pi > 0 there is R_pi such that ||p|| >= R_pi implies "
-             "<grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||>")
-RECONSTRUCTION = ("the lemma's formula is lost in the text extraction; reconstructed from its proof ((23), two scenarios) "
-                  "and its use in Theorem 2's (51); n = 1 as in Theorem 2(b) (the proof has no input index)")
+STATEMENT = ("Assumptions A and B, n = 1, p_mm = p_mm(opt): for every pi > 0 there is R_pi such that ||p|| >= R_pi "
+             "implies <grad L(p), p/||p||> >= (1 + pi) <grad L(p), p_mm/||p_mm||>")
+RECONSTRUCTION = ("the lemma's formula is lost in the text extraction; reconstructed from its proof ((23), two "
+                  "scenarios) and its use in Theorem 2's (51); n = 1 as in Theorem 2(b) (the proof has no input index)")
 CHECK = "checks/lemma5.py"
 
 
@@ -44,11 +44,11 @@ def outline() -> Outline:
              "carry the same positive factor and the lemma compares sum_t s_t z_t^T p^ with sum_t s_t z_t^T p_mm^ "
              "(symbolic T; 'repeating the proof of Lemma 4')", "symbolic", gradient_under_B,
              by=("lemma4", "assumption-B", "assumption-A")),
-        Step("Scenario 1, ||p^ - p_mm^|| <= eps: every z_t^T p^ is within D eps of z_t^T p_mm^ >= 1/||p_mm||, so the ratio is "
-             "at most 1 + D eps ||p_mm|| (symbolic T)", "symbolic", scenario_one, by=("definition1",)),
-        Step("Scenario 2, ||p^ - p_mm^|| > eps: some row has value <= (1 - nu)/||p_mm|| along p^ (p_mm is the max-margin "
-             "direction); for ||p|| >= R(nu, pi) its softmax weight dominates the rows above 1/||p_mm|| along p^ and (23) "
-             "follows", "numeric",
+        Step("Scenario 1, ||p^ - p_mm^|| <= eps: every z_t^T p^ is within D eps of z_t^T p_mm^ >= 1/||p_mm||, so the "
+             "ratio is at most 1 + D eps ||p_mm|| (symbolic T)", "symbolic", scenario_one, by=("definition1",)),
+        Step("Scenario 2, ||p^ - p_mm^|| > eps: some row has value <= (1 - nu)/||p_mm|| along p^ (p_mm is the "
+             "max-margin direction); for ||p|| >= R(nu, pi) its softmax weight dominates the rows above 1/||p_mm|| "
+             "along p^ and (23) follows", "numeric",
              reference=f"{CHECK} (rho <= 1 + pi at seeded points of norm R..16R, uniform and near p_mm); proof: "
                        "Appendix B.1, Lemma 5, Scenario 2"),
         Step("choosing eps = pi/(D ||p_mm||) and R_pi from Scenario 2 gives the lemma for every p with ||p|| >= R_pi",

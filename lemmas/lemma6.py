@@ -56,8 +56,8 @@ def simplex_identities() -> dict:
 def assembly() -> dict:
     """grad L_i(p) - grad L_i(q) = (l'(f_p) - l'(f_q)) K^T g_p + l'(f_q) K^T (g_p - g_q); with |l'(f_p) - l'(f_q)|
     <= M0 ||K|| ||gamma|| ||p - q|| and ||g_p - g_q|| <= 3 ||gamma|| ||K|| ||p - q|| the constant is
-    M0 ||K||^2 ||gamma||^2 + 3 M1 ||K||^2 ||gamma||, which at ||K|| = ||X|| ||W||, ||gamma|| = ||X|| ||v|| is L_p's term,
-    a polynomial with nonnegative coefficients (so the norm bounds may be substituted)."""
+    M0 ||K||^2 ||gamma||^2 + 3 M1 ||K||^2 ||gamma||, which at ||K|| = ||X|| ||W||, ||gamma|| = ||X|| ||v|| is L_p's
+    term, a polynomial with nonnegative coefficients (so the norm bounds may be substituted)."""
     lp, lq, Gp, Gq = sp.symbols("lp lq Gp Gq", commutative=False)
     split = (lp * Gp - lq * Gq) - ((lp - lq) * Gp + lq * (Gp - Gq))
     M0, M1, nK, ng, nX, nW, nv = sp.symbols("M0 M1 K gamma X W v", positive=True)
@@ -87,15 +87,15 @@ def summable() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("Jacobians: grad_a f = g = s o (gamma - f) and dg/da = diag(gamma - f) S'(a) - s g^T (symbolic T); through "
-             "the linear a = K p, grad L_i = loss'(f) K^T g", "symbolic", jacobians),
+        Step("Jacobians: grad_a f = g = s o (gamma - f) and dg/da = diag(gamma - f) S'(a) - s g^T (symbolic T); "
+             "through the linear a = K p, grad L_i = loss'(f) K^T g", "symbolic", jacobians),
         Step("simplex identities (symbolic T): ||g|| <= ||gamma|| (variance identity), 0 <= S'(a) <= I (x^T S' x = "
              "Var_s(x) >= 0, tr S' = 1 - ||s||^2 <= 1)", "symbolic", simplex_identities),
         Step("norm bounds: ||grad_p f|| <= ||K|| ||gamma||, ||dg/da|| <= ||diag(gamma - f)|| ||S'|| + ||s|| ||g|| <= 3 "
              "||gamma||, and the mean value inequality turns them into Lipschitz bounds on f and g; |loss''| <= M0, "
              "|loss'| <= M1 on the bounded margin interval [min gamma, max gamma]", "cited",
-             reference="Appendix B.1, proof of Lemma 6, (27)-(29): triangle inequality, submultiplicativity, mean value "
-                       "theorem", by=("assumption-A",)),
+             reference="Appendix B.1, proof of Lemma 6, (27)-(29): triangle inequality, "
+                       "submultiplicativity, mean value theorem", by=("assumption-A",)),
         Step("assembly: the product-rule split of grad L_i(p) - grad L_i(q) and the bounds give M0 ||K||^2 ||gamma||^2 "
              "+ 3 M1 ||K||^2 ||gamma||, which with ||K|| <= ||X|| ||W||, ||gamma|| <= ||X|| ||v|| is L_p's term "
              "(averaged over i)", "symbolic", assembly),

@@ -24,13 +24,14 @@ from attnsvm.claims.identities import gradient_covariance, residual_identity, so
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, o, on_simplex, residuals, t, total
 
-STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): L1 no stationary point in C_{mu,R}(p_mm) for R large; "
-             "L2 C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu(p_mm), ||q|| = ||p_mm|| (31a), "
-             "its case q = ||p_mm|| p/||p|| (31b), ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c); "
-             "L3 <-grad L(p), p/||p||> <= (1 + pi) <-grad L(p), p_mm/||p_mm||> for ||p|| >= R_pi")
-RECONSTRUCTION = ("the lemma's formulas are lost in the text extraction; L2's form and constants (mu from the non-neighbour "
-                  "slack nu, c = l_min delta (1 - eps)/(4n), C = M1 Gamma A_bar ||p_mm||) are our reconstruction from the "
-                  "proof; Assumption A is used as -loss' >= l_min > 0 on bounded intervals (see lemma4)")
+STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): L1 no stationary point in C_{mu,R}(p_mm) for R "
+             "large; L2 C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu(p_mm), ||q|| = "
+             "||p_mm|| (31a), its case q = ||p_mm|| p/||p|| (31b), ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) "
+             "(31c); L3 <-grad L(p), p/||p||> <= (1 + pi) <-grad L(p), p_mm/||p_mm||> for ||p|| >= R_pi")
+RECONSTRUCTION = ("the lemma's formulas are lost in the text extraction; L2's form and constants (mu from the "
+                  "non-neighbour slack nu, c = l_min delta (1 - eps)/(4n), C = M1 Gamma A_bar ||p_mm||) are our "
+                  "reconstruction from the proof; Assumption A is used as -loss' >= l_min > 0 on bounded "
+                  "intervals (see lemma4)")
 CHECK = "checks/lemma7.py"
 
 
@@ -42,7 +43,8 @@ def cone_distance() -> dict:
     inner = lambda x, y: total(x * y, j, d)
     dist2 = inner(q[j] - p[j], q[j] - p[j])
     corr = inner(q[j], p[j]) / N ** 2
-    resid = (dist2 - 2 * N ** 2 * (1 - corr)).subs({sp.Sum(q[j] ** 2, (j, 1, d)): N ** 2, sp.Sum(p[j] ** 2, (j, 1, d)): N ** 2})
+    resid = (dist2 - 2 * N ** 2 * (1 - corr)).subs({sp.Sum(q[j] ** 2, (j, 1, d)): N ** 2,
+                                                    sp.Sum(p[j] ** 2, (j, 1, d)): N ** 2})
     mu = sp.Symbol("mu", nonnegative=True)
     return residuals(distance=resid, radius=sp.sqrt(2 * N ** 2 * mu) - N * sp.sqrt(2 * mu))
 
@@ -72,8 +74,9 @@ def outline() -> Outline:
              "neighbours ((33) with mu from nu, (32)) (symbolic T)", "symbolic", softmax_bound),
         Step("(36): Lemma 3 splits each covariance into sum_{t != alpha_i} (a_alpha - a_t) s_t (gamma_alpha - gamma_t) "
              "up to 2 Gamma A (1 - s_alpha)^2 (symbolic T)", "symbolic", residual_identity, by=("lemma3",)),
-        Step("(42): q in cone_mu(p_mm), ||q|| = ||p_mm|| = N has ||q - p_mm||^2 = 2 N^2 (1 - corr) <= 2 N^2 mu: every row "
-             "value (k_alpha - k_t)^T q is within A_bar N sqrt(2 mu) of its value at p_mm (symbolic d; the row bound then follows by Cauchy-Schwarz, not machine-checked)",
+        Step("(42): q in cone_mu(p_mm), ||q|| = ||p_mm|| = N has ||q - p_mm||^2 = 2 N^2 (1 - corr) <= 2 N^2 mu: every "
+             "row value (k_alpha - k_t)^T q is within A_bar N sqrt(2 mu) of its value at p_mm (symbolic d; the row "
+             "bound then follows by Cauchy-Schwarz, not machine-checked)",
              "symbolic", cone_distance, by=("definition2",)),
         Step("(31c): ||grad L(p)|| <= (1/n) sum_i |loss'_i| Gamma A_bar (1 - s_i) <= M1 Gamma A_bar max_i (1 - s_i) "
              "(reference-token shift and slack sum, symbolic T)", "symbolic", gradient_norm, by=("assumption-A",)),
@@ -84,6 +87,6 @@ def outline() -> Outline:
                        "B.1, (37)-(43)", by=("definition2", "assumption-A")),
         Step("L3, (44)-(50): for p near p_mm's direction the two correlations agree up to pi; otherwise a row with "
              "value below (1 - nu') per unit norm dominates and p/||p|| is the worse direction", "numeric",
-             reference=f"{CHECK} (rho = <-grad L, p^>/<-grad L, p_mm^> <= 1 + pi at the top band); proof: Appendix B.1, "
-                       "(44)-(50)"),
+             reference=f"{CHECK} (rho = <-grad L, p^>/<-grad L, p_mm^> <= 1 + pi at the top band); proof: "
+                       "Appendix B.1, (44)-(50)"),
     ), RECONSTRUCTION)

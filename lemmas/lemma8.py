@@ -24,8 +24,9 @@ def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("each margin moves by f_i - gamma_{i,alpha_i} = sum_{t != alpha_i} s_it (gamma_it - gamma_{i,alpha_i}) "
              "(symbolic T)", "symbolic", margin_shift, by=("definition1",)),
-        Step("(62)-(64): for neighbour-optimal p, c_p e^{-R Gamma(p)} <= L(R p) - L_* <= C_p e^{-R Gamma(p)} for R large "
-             "(the neighbours' worse scores raise the risk at rate e^{-R Gamma}; Assumption A bounds -loss')", "numeric",
+        Step("(62)-(64): for neighbour-optimal p, c_p e^{-R Gamma(p)} <= L(R p) - L_* <= C_p e^{-R Gamma(p)} for R "
+             "large (the neighbours' worse scores raise the risk at rate e^{-R Gamma}; Assumption A bounds -loss')",
+             "numeric",
              reference=f"{CHECK} (signs of risk differences on a radius grid, float64 log domain with a rounding "
                        "bound, mpmath where it cannot settle them; exact Definition 3); proof: Appendix B.5.1",
              by=("definition3", "assumption-A")),

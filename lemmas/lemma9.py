@@ -14,8 +14,8 @@ from attnsvm.claims.outline import Outline, Step
 
 STATEMENT = ("unit q, unique selected tokens alpha, every directional neighbour scoring above its selected token => "
              "L(R q) < (1/n) sum_i loss(gamma_{i,alpha_i}) for all large R")
-RECONSTRUCTION = ("(69)'s formula is lost in the text extraction; the baseline (1/n) sum_i loss(gamma_{i,alpha_i}) is our "
-                  "reading of the proof (Lemma 8's directional risk baseline)")
+RECONSTRUCTION = ("(69)'s formula is lost in the text extraction; the baseline (1/n) sum_i loss(gamma_{i,alpha_i}) is "
+                  "our reading of the proof (Lemma 8's directional risk baseline)")
 CHECK = "checks/lemma9.py"
 
 

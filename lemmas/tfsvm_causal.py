@@ -10,6 +10,7 @@ from attnsvm.claims.sequence_outline import RECONSTRUCTION, steps
 
 def outline() -> Outline:
     return Outline("causal self-attention (query k sees tokens t <= k): normalized GD converges in direction to "
-                   "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation "
-                   "makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query, against the "
-                   "tokens it sees", steps(True, "checks/tfsvm_causal.py"), RECONSTRUCTION)
+                   "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and "
+                   "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of "
+                   "constraints per query, against the tokens it sees", steps(True, "checks/tfsvm_causal.py"),
+                   RECONSTRUCTION)

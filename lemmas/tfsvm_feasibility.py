@@ -47,13 +47,15 @@ def factorisation() -> dict:
 
 
 def not_identically_zero() -> dict:
-    """At D_i = I and Z = I the polynomial prod_i det D_i det(Z)^k is 1: it is not the zero polynomial (symbolic sizes)."""
+    """At D_i = I and Z = I the polynomial prod_i det D_i det(Z)^k is 1: it is not the zero polynomial (symbolic
+    sizes)."""
     n, kk = sp.symbols("n k", integer=True, positive=True)
     return residuals(value_at_identity=sp.det(sp.Identity(kk)) ** n * sp.det(sp.Identity(n)) ** kk - 1)
 
 
 def solvable() -> dict:
-    """Full row rank A (m x N): x = A^T (A A^T)^{-1} 1 solves A x = 1, so every constraint value is 1 (symbolic sizes)."""
+    """Full row rank A (m x N): x = A^T (A A^T)^{-1} 1 solves A x = 1, so every constraint value is 1 (symbolic
+    sizes)."""
     m, N = sp.symbols("m N", integer=True, positive=True)
     A = sp.MatrixSymbol("A", m, N)
     ones = sp.OneMatrix(m, 1)
@@ -62,13 +64,14 @@ def solvable() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("d >= T-1 and d >= n give coordinates R (|R| = T-1) and C (|C| = n); the columns W[R, C] form a square block "
-             "A = blockdiag_i(D_i[:, R]) M, M a row permutation of blockdiag(Z[:, C], ..., Z[:, C]): det A = +-prod_i "
-             "det D_i[:, R] det(Z[:, C])^(T-1) (symbolic n, T)", "symbolic", factorisation),
-        Step("that determinant is a polynomial in the data that is not identically zero", "symbolic", not_identically_zero),
+        Step("d >= T-1 and d >= n give coordinates R (|R| = T-1) and C (|C| = n); the columns W[R, C] form a square "
+             "block A = blockdiag_i(D_i[:, R]) M, M a row permutation of blockdiag(Z[:, C], ..., Z[:, C]): det A = "
+             "+-prod_i det D_i[:, R] det(Z[:, C])^(T-1) (symbolic n, T)", "symbolic", factorisation),
+        Step("that determinant is a polynomial in the data that is not identically zero", "symbolic",
+             not_identically_zero),
         Step("the zero set of a nonzero polynomial is Lebesgue-null; with finitely many alpha (each only changes which "
              "differences D_i appear), almost every dataset makes every alpha's block nonsingular", "cited",
              reference="Caron, Traynor 2005, 'The zero set of a polynomial'"),
-        Step("a nonsingular block gives A full row rank, so A vec(W) = 1 is solvable: every constraint value is 1 >= 1, "
-             "(Att-SVM) is feasible (symbolic sizes)", "symbolic", solvable),
+        Step("a nonsingular block gives A full row rank, so A vec(W) = 1 is solvable: every constraint value is 1 >= "
+             "1, (Att-SVM) is feasible (symbolic sizes)", "symbolic", solvable),
     ))

@@ -20,8 +20,8 @@ STATEMENT = ("the W-parameterised attention (logits x_it^T W z_i) trained by nor
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("vec: the logits are linear in p = vec(W) with keys vec(x_it z_i^T), ||p|| = ||W||_F, and (ATT-SVM) in p is "
-             "the Frobenius W-SVM (symbolic d)", "symbolic", vectorisation),
+        Step("vec: the logits are linear in p = vec(W) with keys vec(x_it z_i^T), ||p|| = ||W||_F, and (ATT-SVM) in p "
+             "is the Frobenius W-SVM (symbolic d)", "symbolic", vectorisation),
         Step("the W-gradient is the reshaped p-gradient (symbolic T, d): GD and NGD on W are GD and NGD on p",
              "symbolic", w_gradient),
         Step("the core Theorem 1 (path -> GMM) and Theorem 3 (GD from an LMM cone -> that LMM) in R^{d^2} give the "

@@ -19,9 +19,9 @@ from attnsvm.claims.symbolic import T, d, j, k, residuals, t, total
 STATEMENT = ("(i) d >= n, linearly independent queries, no input with all scores tied => grad L(W) != 0 for every W "
              "(loss' < 0); (ii) the fraction of data with spurious LMMs falls as d grows past max(T-1, n)")
 RECONSTRUCTION = ("statement reconstructed from the summary's 'benign landscape (no stationary points, no spurious "
-                  "locally optimal directions) under over-parameterisation'; (ii) is stated as a trend because spurious "
-                  "LMMs exist at d = max(T-1, n) (tests/test_tfsvm_paths.py); loss' < 0 is our reading of Assumption A "
-                  "(NOTES.md)")
+                  "locally optimal directions) under over-parameterisation'; (ii) is stated as a trend because "
+                  "spurious LMMs exist at d = max(T-1, n) (tests/test_tfsvm_paths.py); loss' < 0 is our reading of "
+                  "Assumption A (NOTES.md)")
 
 
 def covariance_form() -> dict:
@@ -44,12 +44,13 @@ def quadratic_form() -> dict:
     v^T x_t = v^T xbar, i.e. all of the input's scores are equal (symbolic T)."""
     s, e = sp.IndexedBase("s", positive=True), sp.IndexedBase("e", real=True)   # e_t = v^T (x_t - xbar)
     form = total(s[t] * e[t] ** 2)
-    return residuals(nonnegative=bool((s[t] * e[t] ** 2).is_nonnegative), form=form - sp.Sum(s[t] * e[t] ** 2, (t, 1, T)))
+    return residuals(nonnegative=bool((s[t] * e[t] ** 2).is_nonnegative),
+                     form=form - sp.Sum(s[t] * e[t] ** 2, (t, 1, T)))
 
 
 def independent_queries() -> dict:
-    """sum_i u_i z_i^T = U^T Z (rows z_i of Z, n x d); with Z of full row rank (needs d >= n) U^T = U^T Z Z^T (Z Z^T)^-1,
-    so sum_i u_i z_i^T = 0 forces every u_i = 0 (symbolic n, d)."""
+    """sum_i u_i z_i^T = U^T Z (rows z_i of Z, n x d); with Z of full row rank (needs d >= n)
+    U^T = U^T Z Z^T (Z Z^T)^-1, so sum_i u_i z_i^T = 0 forces every u_i = 0 (symbolic n, d)."""
     n, dd = sp.symbols("n d", integer=True, positive=True)
     U, Z = sp.MatrixSymbol("U", n, dd), sp.MatrixSymbol("Z", n, dd)
     return residuals(recovers_U=sp.simplify(U.T * Z * Z.T * (Z * Z.T).I) == U.T)
@@ -63,8 +64,8 @@ def outline() -> Outline:
         Step("v^T Cov_s(X) v = sum_t s_t (v^T (x_t - xbar))^2 > 0 unless all scores of the input are equal, so each "
              "input's term u_i = loss'_i Y_i Cov_{s_i}(X_i) v is nonzero (loss' < 0, s_t > 0) (symbolic T)", "symbolic",
              quadratic_form, by=("assumption-A",)),
-        Step("independent queries: sum_i u_i z_i^T = 0 forces every u_i = 0 (symbolic n, d); so grad L(W) != 0 for every "
-             "W: no stationary point (d >= T - 1 is not used)", "symbolic", independent_queries),
+        Step("independent queries: sum_i u_i z_i^T = 0 forces every u_i = 0 (symbolic n, d); so grad L(W) != 0 for "
+             "every W: no stationary point (d >= T - 1 is not used)", "symbolic", independent_queries),
         Step("(ii) spurious LMMs at d = k max(T-1, n): present at k = 1, rare by k = 8 (Gaussian data), with the GMM's "
              "every token a support vector more and more often; and the search for stationary points that could "
              "refute (i)", "numeric",

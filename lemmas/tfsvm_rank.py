@@ -114,7 +114,8 @@ def projector() -> dict:
 
 def pythagoras() -> dict:
     """W W^T = (W Pi)(W Pi)^T + (W (I - Pi))(W (I - Pi))^T (symbolic sizes): the cross terms W Pi (I - Pi)^T W^T
-    and its transpose vanish. Its trace, with ||M||_F^2 = tr(M M^T), is ||W||_F^2 = ||W Pi||_F^2 + ||W (I - Pi)||_F^2."""
+    and its transpose vanish. Its trace, with ||M||_F^2 = tr(M M^T), is
+    ||W||_F^2 = ||W Pi||_F^2 + ||W (I - Pi)||_F^2."""
     A, B = W * PI, W * (I - PI)
     return residuals(split=_zero(W * W.T - A * A.T - B * B.T),
                      cross_term=_zero(A * B.T))
@@ -138,8 +139,9 @@ def minimality() -> dict:
 
 
 def low_rank() -> dict:
-    """W = W Pi + W (I - Pi), so W_mm (I - Pi) = 0 (step 4) gives W_mm = W_mm Pi = U Z with U = W_mm Z^T G^{-1} of size d x n'; then
-    W_mm x = U (Z x) for every x: the range of W_mm lies in that of U, so rank(W_mm) <= n' <= n (symbolic sizes)."""
+    """W = W Pi + W (I - Pi), so W_mm (I - Pi) = 0 (step 4) gives W_mm = W_mm Pi = U Z with U = W_mm Z^T G^{-1} of
+    size d x n'; then W_mm x = U (Z x) for every x: the range of W_mm lies in that of U, so rank(W_mm) <= n' <= n
+    (symbolic sizes)."""
     U = W * Z.T * G.I
     x = sp.MatrixSymbol("x", _d, 1)
     return residuals(W_is_W_Pi_plus_W_I_minus_Pi=_zero(W - W * PI - W * (I - PI)),
@@ -152,8 +154,9 @@ def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("every (Att-SVM) constraint <(x_{i,alpha_i} - x_it) z_i^T, W> depends on W only through W z_i "
              "(symbolic d)", "symbolic", through_queries),
-        Step("Pi = Z^T (Z Z^T)^{-1} Z, Z a basis of the queries (n' <= n rows), is the orthogonal projector onto their span: "
-             "y^T (W Pi) z_i = y^T W z_i, so W Pi is feasible whenever W is (symbolic sizes)", "symbolic", projector),
+        Step("Pi = Z^T (Z Z^T)^{-1} Z, Z a basis of the queries (n' <= n rows), is the orthogonal projector onto their "
+             "span: y^T (W Pi) z_i = y^T W z_i, so W Pi is feasible whenever W is (symbolic sizes)", "symbolic",
+             projector),
         Step("||W||_F^2 = ||W Pi||_F^2 + ||W (I - Pi)||_F^2, as the matrix identity W W^T = (W Pi)(W Pi)^T + "
              "(W (I - Pi))(W (I - Pi))^T (symbolic sizes)", "symbolic", pythagoras),
         Step("W_mm is the least-norm feasible point and W_mm Pi is feasible (step 2), so with step 3 "

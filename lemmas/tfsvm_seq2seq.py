@@ -17,6 +17,7 @@ from attnsvm.claims.sequence_outline import RECONSTRUCTION, steps
 
 def outline() -> Outline:
     return Outline("sequence-to-sequence self-attention (every token a query): normalized GD converges in direction to "
-                   "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and over-parameterisation "
-                   "makes W_mm(alpha) feasible for every alpha; W_mm has one block of constraints per query",
+                   "W_mm(alpha) of its selected tokens, the regularization path to W_mm(opt), and "
+                   "over-parameterisation makes W_mm(alpha) feasible for every alpha; W_mm has one block of "
+                   "constraints per query",
                    steps(False, "checks/tfsvm_seq2seq.py"), RECONSTRUCTION)

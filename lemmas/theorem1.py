@@ -11,13 +11,21 @@ and the closing limit for a symbolic T and d; Lemma 14's mean-value bounds are c
 
 import sympy as sp
 
-from attnsvm.claims.identities import T1, deficit_bounds, direction_violates, margin_identity, mass_bounds, softmax_ratio
+from attnsvm.claims.identities import (
+    T1,
+    deficit_bounds,
+    direction_violates,
+    margin_identity,
+    mass_bounds,
+    softmax_ratio,
+)
 from attnsvm.claims.outline import Outline, Step
-from attnsvm.claims.symbolic import T, d, j, o, residuals, t, total
+from attnsvm.claims.symbolic import residuals
 
 STATEMENT = ("Assumption A, gamma_{i,opt_i} > gamma_it for t != opt_i, (ATT-SVM) for opt feasible => "
              "p(R)/R -> p_mm/||p_mm|| as R -> oo, p(R) = argmin_{||p|| <= R} L(p)")
-RECONSTRUCTION = "Lemma 14 needs -loss' bounded below by a positive constant on the margin interval (loss' < 0, see lemma4)"
+RECONSTRUCTION = ("Lemma 14 needs -loss' bounded below by a positive constant on the margin interval (loss' < 0, "
+                  "see lemma4)")
 
 def closing_limit() -> dict:
     """[(c_lo/n) exp(-(1 - eps) R/m)/T] / [c_hi (T - 1) exp(-R/m)] -> oo as R -> oo: the path's risk excess exceeds
@@ -33,18 +41,18 @@ def outline() -> Outline:
              "symbolic", margin_identity, by=("definition1",)),
         Step("with Gamma_min = min gap > 0 (strict optimality), Gamma_max = max gap: Gamma_min q_i <= gamma_opt - "
              "Y_i f_i <= Gamma_max q_i, q_i = 1 - s_{i,opt} (symbolic T)", "symbolic", deficit_bounds),
-        Step("Lemma 14: the linear head meets Assumption D: by the mean value theorem with -loss' in [c, M1], c > 0, on "
-             "the margin interval, c Gamma_min q_i <= loss(Y_i f_i) - loss(gamma_opt) <= M1 Gamma_max q_i", "cited",
+        Step("Lemma 14: the linear head meets Assumption D: by the mean value theorem with -loss' in [c, M1], c > 0, "
+             "on the margin interval, c Gamma_min q_i <= loss(Y_i f_i) - loss(gamma_opt) <= M1 Gamma_max q_i", "cited",
              reference="Appendix D.2, Lemma 14 (Taylor's theorem with integral remainder); Appendix B.2",
              by=("lemma14", "assumption-A", "assumption-D")),
         Step("softmax ratio: s_t = s_opt exp(-(a_opt - a_t)) (symbolic T)", "symbolic", softmax_ratio),
-        Step("mass bounds (D.1): along R p_mm/||p_mm|| every q_i <= (T - 1) exp(-R/||p_mm||); a p violating a constraint "
-             "of input i by a factor 1 - eps keeps q_i >= exp(-(1 - eps) R/||p_mm||)/T (symbolic T)", "symbolic",
-             mass_bounds, by=("theorem8",)),
+        Step("mass bounds (D.1): along R p_mm/||p_mm|| every q_i <= (T - 1) exp(-R/||p_mm||); a p violating a "
+             "constraint of input i by a factor 1 - eps keeps q_i >= exp(-(1 - eps) R/||p_mm||)/T (symbolic T)",
+             "symbolic", mass_bounds, by=("theorem8",)),
         Step("a p with ||p|| <= R and ||p/R - p_mm/||p_mm|| || >= delta violates a constraint by the factor 1 - eps, "
              "eps < delta^2/2: p_mm is the least-norm point of a convex set, so <p_mm, x> >= ||p_mm||^2 for feasible x "
              "(symbolic d)", "symbolic", direction_violates),
-        Step("closing: by steps 3, 5, 6, L(p) - L_* >= (c/n) exp(-(1 - eps) R/||p_mm||)/T exceeds L(R p_mm/||p_mm||) - L_* "
-             "<= M1 Gamma_max (T - 1) exp(-R/||p_mm||) for large R (limit of the ratio = oo), so p(R) stays within delta "
-             "of the direction for large R, for every delta", "symbolic", closing_limit, by=("theorem8",)),
+        Step("closing: by steps 3, 5, 6, L(p) - L_* >= (c/n) exp(-(1 - eps) R/||p_mm||)/T exceeds L(R p_mm/||p_mm||) - "
+             "L_* <= M1 Gamma_max (T - 1) exp(-R/||p_mm||) for large R (limit of the ratio = oo), so p(R) stays within "
+             "delta of the direction for large R, for every delta", "symbolic", closing_limit, by=("theorem8",)),
     ), RECONSTRUCTION)

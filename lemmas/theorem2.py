@@ -26,8 +26,8 @@ def outline() -> Outline:
              reference="Lemma 6, (26) (outline lemmas/lemma6.py)", by=("lemma6",)),
         Step("(a) grad L is continuous and nonzero, so bounded away from 0 on every ball: with grad L(p_t) -> 0, "
              "||p_t|| -> oo", "cited", reference="Appendix B.3 (compactness)"),
-        Step("n = 1 under B: -grad L(p) = |loss'(f)| Delta s_opt sum_{t != opt} s_t z_t with s_t = s_opt exp(-z_t^T p), "
-             "z_t = k_opt - k_t (symbolic T): the quantity Lemma 5 compares along p and along p_mm", "symbolic",
+        Step("n = 1 under B: -grad L(p) = |loss'(f)| Delta s_opt sum_{t != opt} s_t z_t with s_t = s_opt exp(-z_t^T "
+             "p), z_t = k_opt - k_t (symbolic T): the quantity Lemma 5 compares along p and along p_mm", "symbolic",
              gradient_under_B, by=("lemma4", "assumption-B")),
         Step("Lemma 5: for every eps > 0 there is R_eps with <grad L(p), p/||p||> >= (1 + eps) <grad L(p), "
              "p_mm/||p_mm||> whenever ||p|| >= R_eps (n = 1, Assumption B)", "cited",

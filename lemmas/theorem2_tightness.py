@@ -16,8 +16,8 @@ import sympy as sp
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
 
-STATEMENT = ("hand instance (n = 2, T = 2, Assumption B, (ATT-SVM) for opt feasible, logistic loss): the GMM is (1, -3), "
-             "(1, 0) is a locally optimal LMM, and GD with any step eta > 0 from R = {p_1 >= 0, p_1 + p_2 >= "
+STATEMENT = ("hand instance (n = 2, T = 2, Assumption B, (ATT-SVM) for opt feasible, logistic loss): the GMM is (1, "
+             "-3), (1, 0) is a locally optimal LMM, and GD with any step eta > 0 from R = {p_1 >= 0, p_1 + p_2 >= "
              "log(12(1+e))} (e.g. p_0 = (5, 0)) never converges in direction to the GMM")
 
 X = [sp.Matrix([[1, 0], [0, 0]]), sp.Matrix([[0, 0], [2, 1]])]
@@ -58,8 +58,8 @@ def gmm() -> dict:
     g = scores()
     opt = [int(bool(g[i][1] > g[i][0])) for i in range(2)]
     p, duals, values = kkt(_rows(opt), [0, 1])
-    return residuals(opt_is_first_token=opt == [0, 0], gmm=p - sp.Matrix([1, -3]), kkt_optimal=_kkt_ok(p, duals, values),
-                     duals=duals == [7, 3])
+    return residuals(opt_is_first_token=opt == [0, 0], gmm=p - sp.Matrix([1, -3]),
+                     kkt_optimal=_kkt_ok(p, duals, values), duals=duals == [7, 3])
 
 
 def lmm() -> dict:
@@ -131,13 +131,13 @@ def not_the_gmm() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("the GMM: opt = (1, 1) (first tokens) and p_mm(opt) = (1, -3) with duals (7, 3), an exact KKT point", "exact",
-             gmm, by=("definition1",)),
+        Step("the GMM: opt = (1, 1) (first tokens) and p_mm(opt) = (1, -3) with duals (7, 3), an exact KKT point",
+             "exact", gmm, by=("definition1",)),
         Step("the LMM: alpha = (opt, other) has p_mm = (1, 0) with duals (1, 0); input 2's selected token has no "
              "SVM-neighbour (value 2 > 1), input 1's neighbour scores lower: locally optimal", "exact", lmm,
              by=("definition2",)),
-        Step("exact gradient: -dL/dp_1 = (c_1 - 2 c_2)/2, -(dL/dp_1 + dL/dp_2) = (c_1 - 3 c_2)/2 for every p", "symbolic",
-             gradient_residuals),
+        Step("exact gradient: -dL/dp_1 = (c_1 - 2 c_2)/2, -(dL/dp_1 + dL/dp_2) = (c_1 - 3 c_2)/2 for every p",
+             "symbolic", gradient_residuals),
         Step("in R: c_2/c_1 <= 4 (1 + e) e^{-(p_1 + p_2)} <= 1/3", "exact", ratio_bound),
         Step("R is invariant under GD with any step eta > 0", "exact", invariance),
         Step("on R, p_1 + p_2 >= kappa > 0, while the GMM direction has negative (1, 1)-component: GD from R (e.g. "

@@ -18,8 +18,8 @@ from attnsvm.claims.identities import norm_step, telescoping
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, residuals, total
 
-STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): there are mu in (0, 1) and R_mu such that GD with "
-             "eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm) has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm||")
+STATEMENT = ("Assumption A, alpha locally optimal, p_mm = p_mm(alpha): there are mu in (0, 1) and R_mu such that GD "
+             "with eta <= 1/L_p from any p_0 in C_{mu,R_mu}(p_mm) has ||p_t|| -> oo and p_t/||p_t|| -> p_mm/||p_mm||")
 
 RECONSTRUCTION = "Assumption A is used as -loss' >= c > 0 on bounded intervals (Lemma 7's constants; see lemma4)"
 CHECK = "checks/theorem3.py"
@@ -46,26 +46,27 @@ def outline() -> Outline:
     return Outline(STATEMENT, (
         Step("Lemma 7 (L1, L2): for small mu and large R there is no stationary point in C_{mu,R}(p_mm) and "
              "<-grad L(p), p_mm> > 0 there", "numeric",
-             reference=f"{CHECK} (`lemma7` on every rung: sign of <-grad L, p_mm> from the log-domain gradient at seeded cone "
-                       "points, norms R..8R); "
+             reference=f"{CHECK} (`lemma7` on every rung: sign of <-grad L, p_mm> from the log-domain gradient at "
+                       "seeded cone points, norms R..8R); "
                        "proof: Appendix B.1, Lemma 7", by=("lemma7", "definition2", "assumption-A")),
         Step("Lemma 7 (L3): for every pi > 0 there is R_pi with <grad L(p), p/||p||> >= (1 + pi) <grad L(p), "
              "p_mm/||p_mm||> in C_{mu,R_pi}", "numeric",
              reference=f"{CHECK} (rho(p) <= 1 + PI_TOL at seeded cone points of norm 8R); proof: Appendix B.1, Lemma 7",
              by=("lemma7",)),
-        Step("one GD step (54a)-(54c): <p_{t+1}, q> = <p_t, q> + eta A_t, ||p_{t+1}||^2 = ||p_t||^2 + 2 eta B_t ||p_t|| + "
-             "eta^2 ||g_t||^2; to first order corr moves by eta (A - B corr)/||p|| (symbolic d)", "symbolic", one_step),
-        Step("cone invariance (Step 3): with eta <= 1/L_p and R_mu large, GD from C_{mu,R_mu} never leaves C_{mu,R} and its "
-             "norm grows", "numeric",
-             reference=f"{CHECK} (the conclusion itself is measured: GD at eta = 1/L_emp, the empirical Lipschitz ratio in the "
-                       "cone, from seeded starts in the cone "
+        Step("one GD step (54a)-(54c): <p_{t+1}, q> = <p_t, q> + eta A_t, ||p_{t+1}||^2 = ||p_t||^2 + 2 eta B_t "
+             "||p_t|| + eta^2 ||g_t||^2; to first order corr moves by eta (A - B corr)/||p|| (symbolic d)", "symbolic",
+             one_step),
+        Step("cone invariance (Step 3): with eta <= 1/L_p and R_mu large, GD from C_{mu,R_mu} never leaves "
+             "C_{mu,R} and its norm grows", "numeric",
+             reference=f"{CHECK} (the conclusion itself is measured: GD at eta = 1/L_emp, the empirical Lipschitz "
+                       "ratio in the cone, from seeded starts in the cone "
                        "converges, by the finite-horizon proxy of attnsvm.dynamics.limits, to p_mm(alpha) with alpha "
                        "selected; 1 - corr at start and horizon reported); proof: Appendix B.4, Step 3, (54)-(58)",
              by=("lemma6", "lemma7")),
         Step("||p_t|| -> oo: no stationary point in the cone (L1) and sum_t ||grad L(p_t)||^2 < oo (Lemma 6)", "cited",
              reference="Appendix B.4, Step 4", by=("lemma6", "lemma7")),
-        Step("as (51): <delta, p_mm/||p_mm||> >= (1/(1 + pi)) (||p_{t+1}|| - ||p_t|| - ||delta||^2/(2||p_t||)) by L3 and "
-             "the norm-step inequality (symbolic d)", "symbolic", norm_step),
+        Step("as (51): <delta, p_mm/||p_mm||> >= (1/(1 + pi)) (||p_{t+1}|| - ||p_t|| - ||delta||^2/(2||p_t||)) by L3 "
+             "and the norm-step inequality (symbolic d)", "symbolic", norm_step),
         Step("as (52): telescoping gives liminf corr(p_t, p_mm) >= 1/(1 + pi); pi -> 0 as R grows (L3), so "
              "corr -> 1", "symbolic", telescoping, by=("lemma6", "lemma7")),
     ), RECONSTRUCTION)

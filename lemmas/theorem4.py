@@ -13,9 +13,9 @@ T); Lemma 8's bounds, Lemma 10 and the three case constructions are cited.
 
 import sympy as sp
 
+from attnsvm.claims.identities import margin_identity, softmax_ratio
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.claims.identities import margin_identity, softmax_ratio
 
 STATEMENT = ("distinct scores, keys in general position, q a unit vector that is not an LMM direction: for every "
              "mu > 0 and R0, the path p(R) = argmin {L(p) : p in cone_mu(q), R0 <= ||p|| <= R} has ||p(R)|| bounded or "
@@ -38,24 +38,24 @@ def higher_neighbour_limit() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("risk decomposition (62): at p = R u each margin is gamma_sel - sum_t s_t (gamma_sel - gamma_t), so the risk "
-             "above the selected tokens' baseline is carried by the non-selected mass (symbolic T)", "symbolic",
+        Step("risk decomposition (62): at p = R u each margin is gamma_sel - sum_t s_t (gamma_sel - gamma_t), so the "
+             "risk above the selected tokens' baseline is carried by the non-selected mass (symbolic T)", "symbolic",
              margin_identity, by=("definition3",)),
-        Step("s_t = s_sel exp(-R (k_sel - k_t)^T u): each non-selected token's mass decays at the rate of its margin, the "
-             "slowest being the directional neighbours' (Definition 3) (symbolic T)", "symbolic", softmax_ratio,
+        Step("s_t = s_sel exp(-R (k_sel - k_t)^T u): each non-selected token's mass decays at the rate of its margin, "
+             "the slowest being the directional neighbours' (Definition 3) (symbolic T)", "symbolic", softmax_ratio,
              by=("definition3",)),
         Step("Lemma 8's bounds (63)-(64): for large R the excess risk of a neighbour-optimal u lies between constant "
              "multiples of e^{-R Gamma(u)}; with a unique higher-scoring neighbour it is at most -a e^{-R Gamma} + "
              "b e^{-R (Gamma + nu)}", "cited", reference=f"{REF}.1, Lemma 8, (62)-(64)", by=("lemma8", "assumption-A")),
-        Step("Lemma 8, case 1: a competitor with margin Gamma + nu beats one with margin Gamma for large R (the ratio of "
-             "their excesses -> oo)", "symbolic", domination_limit, by=("lemma8",)),
-        Step("Lemma 8, case 2 and Lemma 9: with higher-scoring directional neighbours e^{R Gamma} x excess -> -a < 0, so "
-             "the direction beats its selected tokens' baseline at a finite norm", "symbolic", higher_neighbour_limit,
-             by=("lemma8", "lemma9")),
-        Step("Lemma 10: general position leaves at most d directional neighbours (the all-ones vector is not in the range "
-             "of any (d+1)-row key-difference matrix)", "cited", reference=f"{REF}.2, Lemma 10", by=("lemma10",)),
-        Step("case (A1), q neighbour-optimal but not an LMM: the max-margin direction of q's selected tokens has a larger "
-             "margin than every direction near q, so by case 1 the path does not approach q", "cited",
+        Step("Lemma 8, case 1: a competitor with margin Gamma + nu beats one with margin Gamma for large R (the ratio "
+             "of their excesses -> oo)", "symbolic", domination_limit, by=("lemma8",)),
+        Step("Lemma 8, case 2 and Lemma 9: with higher-scoring directional neighbours e^{R Gamma} x excess -> -a < 0, "
+             "so the direction beats its selected tokens' baseline at a finite norm", "symbolic",
+             higher_neighbour_limit, by=("lemma8", "lemma9")),
+        Step("Lemma 10: general position leaves at most d directional neighbours (the all-ones vector is not in the "
+             "range of any (d+1)-row key-difference matrix)", "cited", reference=f"{REF}.2, Lemma 10", by=("lemma10",)),
+        Step("case (A1), q neighbour-optimal but not an LMM: the max-margin direction of q's selected tokens has a "
+             "larger margin than every direction near q, so by case 1 the path does not approach q", "cited",
              reference=f"{REF}.2, proof of Theorem 7, case (A1)", by=("lemma8", "definition2")),
         Step("case (A2), q not neighbour-optimal: the perturbation q + eps D^+ (Delta 1_S) makes every directional "
              "neighbour score higher; by Lemma 9 it beats q's selection at a finite norm, so ||p(R)|| stays bounded",

@@ -13,17 +13,17 @@ a uniform factor) and the final appeal to Assumption D are the paper's text (cit
 
 import sympy as sp
 
+from attnsvm.claims.identities import mass_bounds, softmax_ratio
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import T, residuals, t, total
-from attnsvm.claims.identities import mass_bounds, softmax_ratio
 
 STATEMENT = ("Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo, "
              "p(R) = argmin_{||p|| <= R} L(p), P^mm the solution set of (ATT-SVM'), Xi its optimal norm")
 RECONSTRUCTION = (
     "formulas lost in extraction, reconstructed from the proof: (ATT-SVM') min ||p|| s.t. max_{j in O_i} "
-    "(k_ij - k_it)^T p >= 1 for t not in O_i; Assumption D: with q_i^p = sum_{t not in O_i} s_it(p), q^p = max_i q_i^p, "
-    "for every mu > 0 there is Q_mu > 0 such that q^{p'} <= Q_mu and q^{p'} <= (q^p)^{1 + mu} imply L(p') < L(p); "
-    "the choice mu = eps/2 in the closing step is ours (the paper's value is lost)")
+    "(k_ij - k_it)^T p >= 1 for t not in O_i; Assumption D: with q_i^p = sum_{t not in O_i} s_it(p), q^p = max_i "
+    "q_i^p, for every mu > 0 there is Q_mu > 0 such that q^{p'} <= Q_mu and q^{p'} <= (q^p)^{1 + mu} imply L(p') < "
+    "L(p); the choice mu = eps/2 in the closing step is ours (the paper's value is lost)")
 
 
 def set_mass_union() -> dict:
@@ -67,8 +67,9 @@ def exponent_condition() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("(ATT-SVM') as a union: max_{j in O_i} (k_ij - k_it)^T p >= 1 iff some j in O_i has (k_ij - k_it)^T p >= 1; "
-             "the solution set is a finite set of piece optima (svm.generalized, certified exactly per instance)", "cited",
+        Step("(ATT-SVM') as a union: max_{j in O_i} (k_ij - k_it)^T p >= 1 iff some j in O_i has (k_ij - k_it)^T p >= "
+             "1; the solution set is a finite set of piece optima (svm.generalized, certified exactly per instance)",
+             "cited",
              reference="Appendix D, (ATT-SVM') and its non-convexity example; attnsvm/svm/generalized.py",
              by=("example-attsvm-prime-nonconvex",)),
         Step("softmax ratio s_t = s_j exp(-(a_j - a_t)) for any two tokens (symbolic T)", "symbolic", softmax_ratio),
