@@ -51,9 +51,11 @@ class Page:
         self.timeout, self.events, self._id, self._buf = timeout, [], 0, b""
         self._home = tempfile.TemporaryDirectory(prefix="attnsvm-chromium-")
         to_browser, from_browser = os.pipe(), os.pipe()
-        theirs = [_above(to_browser[0]), _above(from_browser[1])]     # never 3 or 4 themselves: the shell moves them there
+        # never 3 or 4 themselves: the shell moves them there
+        theirs = [_above(to_browser[0]), _above(from_browser[1])]
         self.proc = subprocess.Popen(
-            ["bash", "-c", f'exec "$0" "$@" 3<&{theirs[0]} 4>&{theirs[1]}', chromium(), *FLAGS,    # (dash: fds < 10 only)
+            # (dash: fds < 10 only)
+            ["bash", "-c", f'exec "$0" "$@" 3<&{theirs[0]} 4>&{theirs[1]}', chromium(), *FLAGS,
              f"--user-data-dir={self._home.name}", f"--window-size={width},{height}", "about:blank"],
             pass_fds=theirs, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         for fd in theirs:
@@ -116,7 +118,8 @@ class Page:
         return path
 
     def mouse(self, kind: str, x: float, y: float, buttons: int = 0) -> None:
-        self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left" if kind != "mouseMoved" or buttons else "none",
+        self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y,
+                  button="left" if kind != "mouseMoved" or buttons else "none",
                   buttons=buttons, clickCount=1 if kind != "mouseMoved" else 0, session=True)
 
     def click(self, x: float, y: float) -> None:

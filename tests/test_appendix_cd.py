@@ -17,7 +17,8 @@ from attnsvm.claims.strategies import keyed_dataset
 from attnsvm.svm import generalized
 
 IDS = ("lemma12", "lemma13", "lemma14", "theorem8", "example-attsvm-prime-nonconvex")
-DERIVATION = {"lemma12": "PROVED", "lemma13": "PARTIAL", "lemma14": "PARTIAL", "theorem8": "PARTIAL", "example-attsvm-prime-nonconvex": "PROVED"}
+DERIVATION = {"lemma12": "PROVED", "lemma13": "PARTIAL", "lemma14": "PARTIAL", "theorem8": "PARTIAL",
+              "example-attsvm-prime-nonconvex": "PROVED"}
 
 
 # ---- verdicts ---------------------------------------------------------------------------------
@@ -64,7 +65,8 @@ def _values(ds, sets, p):
 def test_paper_example_solution_set_and_midpoint():
     sol = generalized.att_svm_prime(PAPER, [[0, 1]])
     assert sol.certified and sol.value2 == 1
-    assert sorted(sol.solutions) == sorted([(Fraction(1), Fraction(0), Fraction(0)), (Fraction(-1), Fraction(0), Fraction(0))])
+    assert sorted(sol.solutions) == sorted([(Fraction(1), Fraction(0), Fraction(0)),
+                                            (Fraction(-1), Fraction(0), Fraction(0))])
     assert sol.convexity.startswith("not convex")
     a, b = ([Fraction(x) for x in w] for w in sol.evidence["witness_points"])
     assert min(_values(PAPER, [[0, 1]], a)) >= 1 and min(_values(PAPER, [[0, 1]], b)) >= 1
@@ -194,7 +196,8 @@ def test_lemma13_competitor_on_figure3b():
     ds = figure3(("1/2", "3/2"))
     out = competitor_margin(Instance(ds, {"alpha": best_selection(ds), "eps": "1/2"}), get_budget("quick"))
     assert out.holds is True and out.certified and out.detail["support"] == [0, 1]
-    assert Fraction(out.detail["norm2_relax"]) <= Fraction(out.detail["norm2_78"]) <= Fraction(out.detail["norm2_combination"])
+    assert (Fraction(out.detail["norm2_relax"]) <= Fraction(out.detail["norm2_78"])
+            <= Fraction(out.detail["norm2_combination"]))
 
 
 def test_tied_generalized_svm_is_a_strict_restriction():

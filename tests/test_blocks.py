@@ -4,8 +4,8 @@ a dynamics claim that fails on well under 1% of its instances is REFUTED at quic
 neighbour is not."""
 
 import numpy as np
-import torch
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

@@ -22,8 +22,6 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from browser import Page as Browser
-from cli_run import run
 from attnsvm.claims import registry, runner
 from attnsvm.claims.budget import Budget
 from attnsvm.claims.outline import Outline, Step
@@ -31,8 +29,11 @@ from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.interfaces import blueprint
 from attnsvm.interfaces.blueprint import collect as C
 
+from browser import Page as Browser
+from cli_run import run
+
 TINY = Budget("tiny", evaluations=6, seconds=0.0, min_instances=6, horizon=1.0, limit=60.0)
-OK = lambda: {"ok": True}                                                   # noqa: E731
+OK = lambda: {"ok": True}
 PARTIAL_STEPS = (Step("the Hessian of the risk is bounded", "symbolic", verify=OK),
                  Step("the bound's constant, in rationals", "exact", verify=OK),
                  Step("the descent inequality at small sizes", "symbolic", verify=OK, sizes="T = 2..3"),
@@ -51,7 +52,8 @@ def reports():
     proved on this run)."""
     e2, e6, e3, et = (registry.entry(i) for i in ("lemma2", "lemma6", "theorem3", "theorem2-tightness"))
     proved = Outline("ATT-SVM(opt) is feasible", (Step("a Farkas argument", "exact", verify=OK),
-                                                  Step("the KKT identity", "symbolic", verify=OK))).check("lemma2", ("PROVED",))
+                                                  Step("the KKT identity", "symbolic", verify=OK))
+                     ).check("lemma2", ("PROVED",))
     partial = Outline("L_p-smoothness", PARTIAL_STEPS).check("lemma6", ("PARTIAL",))
     reps = [proved, runner.check_report(e2, TINY, 0)] + [runner.necessity_report(e2, h, TINY, 0) for h in e2.necessity]
     reps += [partial, runner.check_report(e6, TINY, 0), runner.necessity_report(e6, "step_size", TINY, 0)]
@@ -59,7 +61,8 @@ def reports():
                        {"note": "step 3: sympy gave up within the time limit"}))
     w = runner.necessity_report(e3, "locally_optimal", TINY, 0)
     reps.append(replace(w, part="check", expected=("SUPPORTED",)))
-    reps.append(Outline("GD from two starts reaches two limits", (Step("the two limits, in rationals", "exact", verify=OK),),
+    reps.append(Outline("GD from two starts reaches two limits",
+                        (Step("the two limits, in rationals", "exact", verify=OK),),
                         ).check("theorem2-tightness", ("PROVED",)))
     hand, search = (runner.witness_report(et, registry.witness_path(et, n)) for n in ("hand", "search"))
     reps += [replace(hand, part="check", expected=("REFUTED",)), hand, search]
@@ -247,7 +250,8 @@ GRAPH_JS = """(() => {
   const labels = [...svg.querySelectorAll(".gnode text")].map(t => {
     const r = t.getBoundingClientRect(), box = t.closest("a").querySelector("rect").getBoundingClientRect();
     return {px: parseFloat(getComputedStyle(t).fontSize) * t.getScreenCTM().a, text: t.textContent,
-            inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5 && r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5};
+            inside: r.left >= box.left - 0.5 && r.right <= box.right + 0.5 &&
+                    r.top >= box.top - 0.5 && r.bottom <= box.bottom + 0.5};
   });
   const boxes = [...svg.querySelectorAll(".gnode")].map(a => {
     const r = a.querySelector("rect").getBoundingClientRect();
@@ -280,8 +284,8 @@ def test_the_real_page_reads_at_a_glance_in_chromium(tmp_path):
     statement and verdicts, zoom and pan move the view without leaving it, and a click on a node
     opens its section."""
     site = tmp_path / "site"
-    r = subprocess.run([sys.executable, "-m", "attnsvm", "blueprint", "lemma2", "theorem2-tightness", "--out", str(site),
-                        "--no-figures"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    r = subprocess.run([sys.executable, "-m", "attnsvm", "blueprint", "lemma2", "theorem2-tightness",
+                        "--out", str(site), "--no-figures"], capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     with Browser(1400, 900) as page:
         page.open((site / "index.html").as_uri())
@@ -293,9 +297,11 @@ def test_the_real_page_reads_at_a_glance_in_chromium(tmp_path):
         v = g["view"]
         assert 0 <= v["left"] and v["right"] <= g["width"]                     # the whole graph across the page
         for b in g["boxes"]:
-            assert v["left"] <= b["left"] and b["right"] <= v["right"] and v["top"] <= b["top"] and b["bottom"] <= v["bottom"], b
+            assert (v["left"] <= b["left"] and b["right"] <= v["right"]
+                    and v["top"] <= b["top"] and b["bottom"] <= v["bottom"]), b
         for a, b in ((a, b) for k, a in enumerate(g["boxes"]) for b in g["boxes"][k + 1:]):
-            assert a["right"] <= b["left"] or b["right"] <= a["left"] or a["bottom"] <= b["top"] or b["bottom"] <= a["top"], (a, b)
+            assert (a["right"] <= b["left"] or b["right"] <= a["left"]
+                    or a["bottom"] <= b["top"] or b["bottom"] <= a["top"]), (a, b)
         assert g["lane"] and set(g["lane"]) == {"none"}
         shot = page.screenshot(tmp_path / "graph-1400.png")
         from matplotlib.image import imread
@@ -307,7 +313,8 @@ def test_the_real_page_reads_at_a_glance_in_chromium(tmp_path):
         assert "derivation: PROVED" in title and "check: REFUTED" in title
         page.click(*page.js("(() => { const r = document.getElementById('show-lane').getBoundingClientRect();"
                             " return [r.left + r.width / 2, r.top + r.height / 2]; })()"))
-        assert _settle(page, "[...document.querySelectorAll('.edge.lane')].every(p => getComputedStyle(p).display !== 'none')")
+        assert _settle(page, "[...document.querySelectorAll('.edge.lane')].every(p => "
+                             "getComputedStyle(p).display !== 'none')")
         page.js("document.querySelector('[data-zoom=in]').click()")
         zoomed = page.js(GRAPH_JS)
         assert min(x["px"] for x in zoomed["labels"]) > min(x["px"] for x in g["labels"]) * 1.3
@@ -346,8 +353,10 @@ def test_cli_runs_the_results_it_is_given(monkeypatch, capsys, tmp_path):
                        "--workers", "1")
     bp = json.loads((tmp_path / "blueprint.json").read_text())
     two = next(n for n in bp["nodes"] if n["id"] == "lemma2")
-    assert two["check"]["verdict"] == "SUPPORTED" and [r["report"]["verdict"] for r in two["necessity_rows"]] == ["REFUTED"] * 3
-    assert bp["summary"]["by_standing"]["not run"] == len(registry.RESULTS) - 1 and bp["run"] == {"budget": "quick", "seed": 0, "interrupted": False}
+    assert two["check"]["verdict"] == "SUPPORTED"
+    assert [r["report"]["verdict"] for r in two["necessity_rows"]] == ["REFUTED"] * 3
+    assert bp["summary"]["by_standing"]["not run"] == len(registry.RESULTS) - 1
+    assert bp["run"] == {"budget": "quick", "seed": 0, "interrupted": False}
     assert code == (0 if two["parts_as_expected"] == two["parts_run"] else 1) and (tmp_path / "blueprint.md").exists()
 
 

@@ -117,7 +117,8 @@ def test_user_claim_file_counterexample_and_replay(monkeypatch, capsys, tmp_path
     assert code == 0 and w.exists()
     code, _, err = run(monkeypatch, capsys, "replay", w)
     assert code == 2 and "--claims" in err and err.count("\n") == 1      # a witness never names code that runs
-    code, out, _ = run(monkeypatch, capsys, "replay", w, "--claims", "examples/my_claims.py", "--json", tmp_path / "r.json")
+    code, out, _ = run(monkeypatch, capsys, "replay", w, "--claims", "examples/my_claims.py",
+                       "--json", tmp_path / "r.json")
     assert code == 0 and "REFUTED" in out
     assert json.loads((tmp_path / "r.json").read_text())["verdict"] == "REFUTED"
 
@@ -157,7 +158,8 @@ def test_interrupted_check_keeps_finished_parts(monkeypatch, capsys, tmp_path):
     monkeypatch.setattr(executors, "completed", interrupted)
     code, _, err = run(monkeypatch, capsys, "check", "lemma2", "--json", tmp_path / "c.json")
     res = json.loads((tmp_path / "c.json").read_text())
-    assert code == 130 and res["interrupted"] and len(res["reports"]) == 1 and res["reports"][0]["verdict"] != "INCONCLUSIVE"
+    assert code == 130 and res["interrupted"] and len(res["reports"]) == 1
+    assert res["reports"][0]["verdict"] != "INCONCLUSIVE"
     assert "interrupted after 1 of 5 parts" in err
 
 
@@ -299,7 +301,8 @@ holds = Claim("holds", "T >= 2", (), lambda i, b: Outcome(i.dataset.T >= 2), spa
 '''
 
 
-def test_check_of_a_claims_file_writes_each_refuted_claims_witness_and_its_replay_command(monkeypatch, capsys, tmp_path):
+def test_check_of_a_claims_file_writes_each_refuted_claims_witness_and_its_replay_command(
+        monkeypatch, capsys, tmp_path):
     (tmp_path / "mine.py").write_text(CHECKED_CLAIMS)
     monkeypatch.chdir(tmp_path)
     code, out, err = run(monkeypatch, capsys, "check", "mine.py", "--json", "c.json")

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from cli_run import run
 from attnsvm.claims import registry
 from attnsvm.interfaces import executors
+
+from cli_run import run
 
 ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("torch", "sympy", "scipy", "cvxpy", "hypothesis", "attnsvm.interfaces.analysis", "attnsvm.claims.search")
@@ -53,7 +54,8 @@ tokens = Claim("two-tokens", "T = 2", (), lambda i, b: Outcome(i.dataset.T == 2)
 def test_a_user_claim_goes_by_its_variable_or_its_name_and_is_shown_as_file_variable(monkeypatch, capsys, tmp_path):
     (tmp_path / "mine.py").write_text(CLAIMS)
     monkeypatch.chdir(tmp_path)
-    code, out, err = run(monkeypatch, capsys, "counterexample", "mine.py:needs-wide", "--drop", "wide")   # its Claim name
+    # its Claim name
+    code, out, err = run(monkeypatch, capsys, "counterexample", "mine.py:needs-wide", "--drop", "wide")
     assert code == 0, out + err
     w = json.loads((tmp_path / "mine--needs_wide--wide.json").read_text())      # named as `check` names its witnesses
     assert w["source"] == "mine.py:needs_wide" and w["claim"] == "mine.py:needs_wide"
@@ -74,7 +76,8 @@ def test_pytest_selects_a_claim_by_its_name_too(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:xdist", "-p", "no:cacheprovider", "--attnsvm-claims",
                         "mine.py", "-k", "two-tokens", "-v"], cwd=tmp_path, capture_output=True, text=True, timeout=300,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert r.returncode == 0 and "mine.py::tokens PASSED" in r.stdout and "needs_wide" not in r.stdout, r.stdout + r.stderr
+    assert r.returncode == 0 and "mine.py::tokens PASSED" in r.stdout and "needs_wide" not in r.stdout, \
+        r.stdout + r.stderr
 
 
 def test_hypothesis_stores_under_the_cache_directory_never_in_the_current_one(tmp_path):
@@ -111,7 +114,8 @@ def test_piped_output_has_a_line_per_finished_part_and_whole_tables(tmp_path):
 
 
 @pytest.mark.parametrize("command, said", [(["check", "lemma2", "--json", "c.json"], "no verdict ("),
-                                           (["blueprint", "lemma2", "--out", "site", "--no-figures"], "no blueprint written")],
+                                           (["blueprint", "lemma2", "--out", "site", "--no-figures"],
+                                            "no blueprint written")],
                          ids=["check", "blueprint"])
 def test_an_interrupt_before_any_part_finished_says_so(monkeypatch, capsys, tmp_path, command, said):
     def interrupted(futures):
@@ -153,7 +157,8 @@ def test_shipped_witnesses_are_listed_exported_and_replayed_by_name(monkeypatch,
             assert code == 0 and "REFUTED" in out and not err, (how, out + err)
     code, out, err = run(monkeypatch, capsys, "check", "lemma2")
     assert code == 0 and "shipped witness lemma2--common_label re-verified" in out
-    assert "attnsvm replay --shipped ID--NAME" in out and str(registry.WITNESS_DIR) not in out and "witnesses/" not in out
+    assert "attnsvm replay --shipped ID--NAME" in out
+    assert str(registry.WITNESS_DIR) not in out and "witnesses/" not in out
     for args, message in ((["--shipped", "lemma2--nothing"], "no shipped witness"), ([], "give a witness file"),
                           (["x.json", "--shipped", "lemma2--common_label"], "give a witness file")):
         code, out, err = run(monkeypatch, capsys, "replay", *args)

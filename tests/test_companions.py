@@ -82,7 +82,8 @@ def test_kq_run_is_w_of_kq():
     """The recorded p of a (K, Q) run is vec(K Q^T) of its theta."""
     ds = gaussian_dataset(4, 2, 3, 3)
     kq = cross.KQ(3, 2)
-    tr = dynamics.run(cross.w_problem([ds]), dynamics.NormalizedGD(0.1), kq.random(np.random.default_rng(1)), 20, param=kq)
+    tr = dynamics.run(cross.w_problem([ds]), dynamics.NormalizedGD(0.1), kq.random(np.random.default_rng(1)), 20,
+                      param=kq)
     K, Q = kq.unpack(tr.theta)
     assert torch.allclose(tr.final, (K @ Q.transpose(-1, -2)).flatten(-2))
 
@@ -144,7 +145,8 @@ def test_per_instance_rules_equal_separate_runs():
 from attnsvm import svm  # noqa: E402
 from attnsvm.claims import Verdict, get_budget, registry, runner  # noqa: E402
 
-IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "tfsvm-mlp", "rates-global", "rates-speedup")
+IDS = ("tfsvm-frobenius", "tfsvm-nuclear", "tfsvm-feasibility", "tfsvm-rank", "tfsvm-mlp", "rates-global",
+       "rates-speedup")
 
 
 @pytest.mark.parametrize("id", IDS)
@@ -178,8 +180,7 @@ def test_necessity_search_from_scratch_finds_farkas_witness():
 
 # ---- the measurement helpers ------------------------------------------------------------------
 
-from attnsvm.dynamics.trends import loglog_slope  # noqa: E402
-from attnsvm.dynamics.trends import limit_estimate  # noqa: E402
+from attnsvm.dynamics.trends import limit_estimate, loglog_slope  # noqa: E402
 from attnsvm.dynamics.wlimits import judge  # noqa: E402
 
 
@@ -273,7 +274,6 @@ def test_rank_exact_on_known_matrices(monkeypatch):
     import attnsvm.results.checks.tfsvm_rank as R
     from attnsvm.attention.data import Dataset
     from attnsvm.claims import Instance, get_budget
-
     from attnsvm.svm.directional import exact_rank
 
     assert exact_rank([[Fraction(int(r == c)) for c in range(3)] for r in range(3)]) == 3

@@ -73,7 +73,8 @@ def test_lemma3_identity_and_bound_hold_exactly_on_the_simplex(data):
     w, a, g, o = data
     s = [Fraction(x, sum(w)) for x in w]
     T = len(s)
-    cov = sum(s[t] * a[t] * g[t] for t in range(T)) - sum(s[t] * a[t] for t in range(T)) * sum(s[t] * g[t] for t in range(T))
+    cov = (sum(s[t] * a[t] * g[t] for t in range(T))
+           - sum(s[t] * a[t] for t in range(T)) * sum(s[t] * g[t] for t in range(T)))
     main = sum((a[o] - a[t]) * s[t] * (g[o] - g[t]) for t in range(T))
     left = cov - main
     assert left == -sum((a[o] - a[t]) * s[t] for t in range(T)) * sum((g[o] - g[t]) * s[t] for t in range(T))
@@ -85,7 +86,8 @@ def test_lemma3_constant_two_is_attained():
     s1 = Fraction(1, 3)
     s = [1 - s1, s1]
     a, g = [3, -3], [2, 0]
-    cov = sum(s[t] * a[t] * g[t] for t in range(2)) - sum(s[t] * a[t] for t in range(2)) * sum(s[t] * g[t] for t in range(2))
+    cov = (sum(s[t] * a[t] * g[t] for t in range(2))
+           - sum(s[t] * a[t] for t in range(2)) * sum(s[t] * g[t] for t in range(2)))
     left = cov - (a[0] - a[1]) * s[1] * (g[0] - g[1])
     assert abs(left) == 2 * 2 * 3 * s1 ** 2
 

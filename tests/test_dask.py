@@ -8,12 +8,13 @@ import json
 
 import pytest
 
-from cli_run import run
 from attnsvm.errors import UserError
 from attnsvm.interfaces import executors
 
-FIG9 = ["reproduce", "fig9", "--n", "2", "--T", "3", "--d", "2,3", "--trials", "6", "--steps", "200", "--shard-size", "3",
-        "--seed", "5"]
+from cli_run import run
+
+FIG9 = ["reproduce", "fig9", "--n", "2", "--T", "3", "--d", "2,3", "--trials", "6", "--steps", "200",
+        "--shard-size", "3", "--seed", "5"]
 CLAIMS = '''
 from attnsvm.claims import Claim, Outcome
 from attnsvm.claims.strategies import instances, integer_datasets
@@ -36,7 +37,8 @@ def scheduler():
 def test_a_sweep_on_a_dask_scheduler_writes_the_records_of_a_local_run(monkeypatch, capsys, tmp_path, scheduler):
     code, _, _ = run(monkeypatch, capsys, *FIG9, "--out", tmp_path / "local", "--workers", "1")
     assert code in (0, None)
-    code, out, _ = run(monkeypatch, capsys, *FIG9, "--out", tmp_path / "dask", "--executor", scheduler, "--workers", "2")
+    code, out, _ = run(monkeypatch, capsys, *FIG9, "--out", tmp_path / "dask", "--executor", scheduler,
+                       "--workers", "2")
     assert code in (0, None), out
     local, dask = (json.loads((tmp_path / d / "fig9_runs.json").read_text()) for d in ("local", "dask"))
     assert dask == local and len(local) == 12
@@ -51,7 +53,8 @@ def test_check_fans_claims_out_on_a_dask_scheduler(monkeypatch, capsys, tmp_path
                        "--witnesses", tmp_path / "w")
     local, dask = (json.loads((tmp_path / j).read_text())["reports"] for j in ("l.json", "d.json"))
     assert code_l == code_d == 1                                    # `wide` is refuted and expects nothing: exit 1
-    assert [(r["id"].split(":")[1], r["verdict"]) for r in dask] == [(r["id"].split(":")[1], r["verdict"]) for r in local] \
+    assert [(r["id"].split(":")[1], r["verdict"]) for r in dask] \
+        == [(r["id"].split(":")[1], r["verdict"]) for r in local] \
         == [("tokens", "SUPPORTED"), ("wide", "REFUTED"), ("few", "REFUTED")]
     for a, b in zip(local[1:], dask[1:]):      # the same minimized witness (how many instances a search
         assert a["witness"] == b["witness"] and a["witness"]      # evaluates within its seconds is timed)

@@ -23,7 +23,8 @@ HAND = Dataset.from_arrays([[[1, 0], [0, 0]], [[0, 0], [2, 1]]], [1, 1], [1, -3]
 
 
 @pytest.mark.parametrize("id,verdict,unchecked", [("lemma4", "PROVED", []), ("lemma6", "PARTIAL", [3, 5]),
-                                                  ("theorem2", "PARTIAL", [1, 2, 3, 5]), ("theorem2-tightness", "PROVED", [])])
+                                                  ("theorem2", "PARTIAL", [1, 2, 3, 5]),
+                                                  ("theorem2-tightness", "PROVED", [])])
 def test_derivation_outline(id, verdict, unchecked, outline_report):
     """Lemma 4 and the tightness instance are machine-checked throughout; Lemma 6 cites its norm inequalities and
     the descent lemma; Theorem 2 cites Lemmas 4-6 and the compactness step."""

@@ -191,7 +191,8 @@ def test_cli_user_errors(tmp_path, args, message):
 
 
 def test_cli_fig5_writes_strict_json_and_png(tmp_path):
-    r = _cli("fig5", "--C", "1,2,100", "--steps", "100", "--window", "100", "--out", "o", "--json", "s.json", cwd=tmp_path)
+    r = _cli("fig5", "--C", "1,2,100", "--steps", "100", "--window", "100", "--out", "o", "--json", "s.json",
+             cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     def strict(x):
         raise ValueError(x)

@@ -109,7 +109,8 @@ def test_a_file_over_the_size_limit_is_refused_before_it_is_read(tmp_path):
 
 
 @pytest.mark.parametrize("command, entry, words", [
-    ("analyze", "1" * 5000, "at most 4300 digits"), ("run", "1" * 5000, "at most 4300 digits"),   # past int-string limit
+    # past int-string limit
+    ("analyze", "1" * 5000, "at most 4300 digits"), ("run", "1" * 5000, "at most 4300 digits"),
     ("analyze", '"1e999999999"', "beyond the exact numbers"), ("run", '"1e-999999999"', "beyond the exact numbers"),
     ("analyze", '"1/' + "7" * 5000 + '"', "beyond the exact numbers"), ("analyze", "NaN", "strict JSON"),
     ("analyze", "1e999", "overflows float64")],
@@ -151,7 +152,8 @@ def test_an_output_onto_an_input_is_refused_and_the_input_kept(tmp_path, command
 def test_a_report_nested_deeper_than_any_report_writes_nothing(tmp_path):
     head = '{"reports": [{"id": "lemma2", "part": "check", "verdict": "SUPPORTED", "expected": [], "evidence": '
     (tmp_path / "r.json").write_text(head + "[" * 950 + "]" * 950 + "}]}")     # text: no deep recursion in the test
-    one_error(attnsvm("blueprint", "--reports", tmp_path / "r.json", "--out", "site", cwd=tmp_path), "nested too deeply")
+    one_error(attnsvm("blueprint", "--reports", tmp_path / "r.json", "--out", "site", cwd=tmp_path),
+              "nested too deeply")
     assert not (tmp_path / "site").exists()
 
 
@@ -198,7 +200,8 @@ def _edited(tmp_path: Path, name: str, edit) -> Path:
      "budget.horizon must be"),
     ("theorem2--assumption_B.json", lambda w: w.update(seed=-1), "at most 4300 digits"),
     ("theorem2--assumption_B.json", lambda w: w.update(claim="lemma1"), "disagrees with source")],
-    ids=["null-parameter", "string-parameter", "null-sets", "unknown-rule", "horizon-1e12", "huge-seed", "claim-source"])
+    ids=["null-parameter", "string-parameter", "null-sets", "unknown-rule", "horizon-1e12", "huge-seed",
+         "claim-source"])
 def test_an_edited_witness_is_refused_before_its_values_reach_claim_code(tmp_path, name, edit, words):
     if not (WITNESSES / name).exists():
         pytest.fail(f"shipped witness {name} is gone: pick another of its result")
@@ -255,7 +258,8 @@ HOSTILE = {
     "exit-at-import": "import os\nos._exit(0)\n",
     "stdout-none": "import sys\n" + HOLDS + "sys.stdout = None\n",
     "chdir-at-import": "import os\n" + HOLDS + "os.chdir('/')\n",
-    "thread-at-import": "import threading, time\n" + HOLDS + "threading.Thread(target=time.sleep, args=(3600,)).start()\n",
+    "thread-at-import": ("import threading, time\n" + HOLDS
+                         + "threading.Thread(target=time.sleep, args=(3600,)).start()\n"),
     "fork-at-import": "import os, time\n" + HOLDS + "if os.fork() == 0:\n    time.sleep(3600)\n",
     "thread-in-conclusion": "import threading, time\n" + BASE + (
         "def c(i, b):\n    threading.Thread(target=time.sleep, args=(3600,)).start()\n    return Outcome(True)\n"
@@ -358,14 +362,16 @@ b = Claim("b", "x", (), slow, space, evaluations=400)
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL, signal.SIGINT], ids=["TERM", "KILL", "INT"])
 @pytest.mark.parametrize("command, running", [
-    (["check", "mine.py", "--workers", "2"], 5),                   # the command, resource tracker, fork server, 2 workers
+    # the command, resource tracker, fork server, 2 workers
+    (["check", "mine.py", "--workers", "2"], 5),
     (["reproduce", "fig9", "--n", "3", "--T", "4", "--d", "4:60", "--trials", "2000", "--steps", "20000",
       "--workers", "2", "--out", "o"], 3)], ids=["check", "fig9"])   # the command and 2 workers forked from it
 def test_a_killed_run_leaves_no_process(tmp_path, command, running, sig):
     write(tmp_path / "mine.py", SLOW)
     mark = uuid.uuid4().hex
     proc = subprocess.Popen([sys.executable, "-m", "attnsvm", *command], cwd=tmp_path, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT), "ATTNSVM_TEST_MARK": mark})
+                            stderr=subprocess.PIPE,
+                            env={**os.environ, "PYTHONPATH": str(ROOT), "ATTNSVM_TEST_MARK": mark})
     end = time.monotonic() + 300
     while len(marked(mark)) < running and proc.poll() is None and time.monotonic() < end:
         time.sleep(0.2)
@@ -388,7 +394,8 @@ def test_output_that_cannot_be_written_is_one_error_line(tmp_path, shell):
 
 # ---------------------------------------------------------------- printed commands and names
 
-REFUTED = BASE.replace("d=1", "d=(1, 2)") + 'wide = Claim("wide", "x", (), lambda i, b: Outcome(i.dataset.d >= 2), space)\n'
+REFUTED = (BASE.replace("d=1", "d=(1, 2)")
+           + 'wide = Claim("wide", "x", (), lambda i, b: Outcome(i.dataset.d >= 2), space)\n')
 
 
 def test_a_printed_command_replays_as_printed_and_names_are_escaped(tmp_path):

@@ -42,7 +42,8 @@ def test_lemma2_check_decided_exactly_but_only_sampled():
     assert not rep.evidence["search"]["exhaustive"]["exhausted"]
 
 
-@pytest.mark.parametrize("id, hyp", [(e.id, h) for e in map(registry.entry, ["lemma1", "lemma2"]) for h in registry.searches(e)])
+@pytest.mark.parametrize("id, hyp", [(e.id, h) for e in map(registry.entry, ["lemma1", "lemma2"])
+                                     for h in registry.searches(e)])
 def test_necessity_witness_replays_and_search_finds_one(id, hyp):
     e = registry.entry(id)
     assert registry.witness_path(e, hyp).exists()

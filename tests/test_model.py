@@ -44,7 +44,8 @@ def test_grad_W_and_KQ_match_autograd(seed, loss, mlp):
     ds = gaussian_dataset(seed, 2, 3, 3)
     head = MLPHead.random(3, 4, rng) if mlp else None
     W, u = rng.normal(size=(3, 3)), rng.normal(size=3)
-    want = autograd(lambda M: model.risk(ds, M @ torch.as_tensor(u), loss, head, W=torch.eye(3, dtype=torch.float64)), W)
+    want = autograd(lambda M: model.risk(ds, M @ torch.as_tensor(u), loss, head, W=torch.eye(3, dtype=torch.float64)),
+                    W)
     assert torch.allclose(model.grad_W(ds, W, u, loss, head), want, atol=1e-12, rtol=1e-9)
     K, Q = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
     gK = autograd(lambda k: model.risk_cross(ds, k @ torch.as_tensor(Q).T, loss, head), K)
@@ -57,7 +58,8 @@ def test_grad_W_and_KQ_match_autograd(seed, loss, mlp):
 def test_batched_log_domain_grad_matches_closed_form_when_unsaturated(seed, loss):
     ds = gaussian_dataset(seed, 3, 4, 3)
     p = np.random.default_rng(seed).normal(size=3)
-    g = linear_head_grad(model.t(model.keys(ds))[None], model.t(model.scores(ds))[None], model.t(p)[None], get_loss(loss))
+    g = linear_head_grad(model.t(model.keys(ds))[None], model.t(model.scores(ds))[None], model.t(p)[None],
+                         get_loss(loss))
     assert torch.allclose(g.vector[0], model.grad_p(ds, p, loss), atol=1e-13, rtol=1e-9)
     assert float(g.value[0]) == pytest.approx(float(model.risk(ds, p, loss)), rel=1e-12)
 
@@ -87,7 +89,8 @@ def test_direction_survives_saturation_and_underflow(seed, scale):
     ds = gaussian_dataset(seed, 2, 3, 2)
     p = np.random.default_rng(seed).normal(size=2) * scale
     want, log_norm = reference_direction(ds, p)
-    g = linear_head_grad(model.t(model.keys(ds))[None], model.t(model.scores(ds))[None], model.t(p)[None], get_loss("logistic"))
+    g = linear_head_grad(model.t(model.keys(ds))[None], model.t(model.scores(ds))[None], model.t(p)[None],
+                         get_loss("logistic"))
     assert float(g.direction[0] @ torch.as_tensor(want)) > 1 - 1e-10
     assert float(g.log_norm[0]) == pytest.approx(log_norm, rel=1e-9)
 
@@ -134,7 +137,7 @@ def test_update_rules_step_lengths():
     assert np.allclose(one(dynamics.GD(0.5)), -0.5 * g.vector[0].numpy(), atol=1e-15)
     assert np.linalg.norm(one(dynamics.NormalizedGD(0.25))) == pytest.approx(0.25)
     step = one(dynamics.Polyak(f_star=0.1))
-    want = (float(g.value[0]) - 0.1) / float(torch.exp(g.log_norm[0])) 
+    want = (float(g.value[0]) - 0.1) / float(torch.exp(g.log_norm[0]))
     assert np.linalg.norm(step) == pytest.approx(want, rel=1e-9)
     assert geometry.corr(step, -g.direction[0].numpy()) == pytest.approx(1.0)
 
@@ -154,13 +157,14 @@ def test_block_normalized_gd_moves_each_block_by_eta(seed, sizes, eta):
     B, D = 3, sum(sizes)
     raw = torch.randn(B, D, dtype=torch.float64, generator=g)
     raw[0, :sizes[0]] = 0.0
-    grad = Grad(None, raw / raw.norm(dim=-1, keepdim=True).clamp_min(1e-300), torch.zeros(B, dtype=torch.float64), None, None)
+    grad = Grad(None, raw / raw.norm(dim=-1, keepdim=True).clamp_min(1e-300), torch.zeros(B, dtype=torch.float64),
+                None, None)
     p = torch.zeros(B, D, dtype=torch.float64)
     rule = dynamics.BlockNormalizedGD(eta, tuple(sizes))
     rule.init(p)
     step, _ = rule.update(grad, None, p)
     start = 0
-    for k, size in enumerate(sizes):
+    for size in sizes:
         blk, gb = step[:, start:start + size], grad.direction[:, start:start + size]
         for b in range(B):
             if gb[b].norm() == 0:

@@ -10,10 +10,11 @@ import json
 
 import numpy as np
 import pytest
-from cli_run import run
 
 from attnsvm.interfaces.executors import Inline
 from attnsvm.interfaces.sweeps import notebooks, tfsvm_multitoken, tfsvm_paths, tfsvm_rank
+
+from cli_run import run
 
 
 def verdicts(summary: dict) -> list[str]:

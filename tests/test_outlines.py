@@ -52,8 +52,8 @@ def test_partial_summary_names_what_is_not_machine_checked(outline_report):
 
 def test_a_failing_symbolic_step_refutes():
     """Lemma 1's identity with the wrong scaling 2 u^T leaves a nonzero residual: REFUTED, the step named."""
-    from attnsvm.results.lemmas.lemma1 import residual
     from attnsvm.claims.symbolic import residuals
+    from attnsvm.results.lemmas.lemma1 import residual
 
     wrong = Outline("grad L_W = grad L_p(W u) (2u)^T", (
         Step("an identity that holds", "symbolic", lambda: residuals(zero=sp.Integer(0))),
@@ -78,8 +78,9 @@ def test_fixed_sizes_cited_numeric_open_steps_make_it_partial():
                         Step("supported by a check", "numeric", reference="checks/x.py"),
                         Step("not established", "open"))).check("s")
     assert str(rep.verdict) == "PARTIAL"
-    assert rep.evidence["summary"] == ("1 of 5 steps machine-checked; fixed sizes: step 1 (1: T = 2..5); numeric: step 4 "
-                                       "(4: checks/x.py); cited: step 3 (3: Soudry et al. 2018); open: step 5 (5: open)")
+    assert rep.evidence["summary"] == ("1 of 5 steps machine-checked; fixed sizes: step 1 (1: T = 2..5); numeric: step "
+                                       "4 (4: checks/x.py); cited: step 3 (3: Soudry et al. 2018); "
+                                       "open: step 5 (5: open)")
 
 
 def test_a_step_states_how_it_is_known():
@@ -104,10 +105,10 @@ def test_symbolic_sums_agree_with_explicit_sums(n, opt, coef, es, ea, delta, out
 
 
 def test_assumption_A_strictly_decreasing_is_not_enough():
-    """loss(x) = (1 - x)^3 is strictly decreasing with a Lipschitz, bounded derivative on bounded intervals (Assumption A
-    as stated), yet loss'(1) = 0: on one input with k_opt - k_other = e_1 (p_mm = e_1) and scores (2, 0), the margin at
-    p = 0 is 1, so grad L(0) = 0 exactly: <grad L(0), p_mm> = 0 (Lemma 4 needs < 0) and GD from p_0 = 0 never moves
-    (Theorem 2(a) fails). Lemma 4's outline reads A as loss' < 0."""
+    """loss(x) = (1 - x)^3 is strictly decreasing with a Lipschitz, bounded derivative on bounded intervals
+    (Assumption A as stated), yet loss'(1) = 0: on one input with k_opt - k_other = e_1 (p_mm = e_1) and scores
+    (2, 0), the margin at p = 0 is 1, so grad L(0) = 0 exactly: <grad L(0), p_mm> = 0 (Lemma 4 needs < 0) and GD
+    from p_0 = 0 never moves (Theorem 2(a) fails). Lemma 4's outline reads A as loss' < 0."""
     x, p1, p2 = sp.symbols("x p1 p2", real=True)
     loss = (1 - x) ** 3
     assert sp.solve(sp.diff(loss, x), x) == [1] and sp.simplify(sp.diff(loss, x) + 3 * (1 - x) ** 2) == 0

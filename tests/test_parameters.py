@@ -51,7 +51,8 @@ def test_constraints_say_what_they_want_in_one_format():
     assert Number(0, 1, open_lo=True).ok(0.5, sizes) and not Number(0, 1, open_lo=True).ok(0, sizes)
     assert Number(0, 1, exact=True).ok("1/8", sizes) and not Number(0, 1).ok("1/8", sizes)
     assert not Number(0, 10, integer=True).ok(True, sizes) and not Number(0, 10).ok(float("nan"), sizes)
-    assert ListOf(Options((1, -1)), length="T").ok([1, -1, 1], sizes) and not ListOf(Options((1, -1)), length="T").ok([1], sizes)
+    assert ListOf(Options((1, -1)), length="T").ok([1, -1, 1], sizes)
+    assert not ListOf(Options((1, -1)), length="T").ok([1], sizes)
     assert Nullable(Number(0, 1)).ok(None, sizes) and not Options(("gd",)).ok(None, sizes)
     with pytest.raises(UserError, match=r"^eta must be a number in \(0, 1\], got 'x'$"):
         check("eta", "x", Number(0, 1, open_lo=True))

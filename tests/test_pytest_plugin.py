@@ -30,8 +30,8 @@ narrow_exists = Claim("narrow-exists", "some dataset has d = 1", (), lambda i, b
 
 def pytest_run(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "attnsvm.claims.pytest_plugin", "-p", "no:xdist", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "attnsvm.claims.pytest_plugin", "-p", "no:xdist",
+                           *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
 
 
 def test_claims_become_items_and_a_false_one_fails_with_a_replayable_witness(tmp_path, monkeypatch, capsys):
@@ -60,10 +60,12 @@ def test_other_paths_still_run_and_a_broken_file_is_a_collection_error(tmp_path)
     (tmp_path / "test_plain.py").write_text(
         "import torch\nfrom attnsvm.attention import model\n"
         "def test_softmax_rows_sum_to_one():\n"
-        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
+        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), "
+        "torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
         "    assert torch.allclose(s.sum(-1), torch.ones(1, dtype=torch.float64))\n"
         "def test_softmax_is_uniform():\n"
-        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
+        "    s = model.attention(torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64), "
+        "torch.tensor([1.0, 1.0], dtype=torch.float64))\n"
         "    assert torch.allclose(s, torch.full_like(s, 0.5))\n")
     (tmp_path / "broken.py").write_text("from attnsvm.claims import Claim\nraise RuntimeError('no claims today')\n")
     res = pytest_run(tmp_path, "test_plain.py", "--attnsvm-claims", "broken.py", "-q")
@@ -76,7 +78,8 @@ def test_other_paths_still_run_and_a_broken_file_is_a_collection_error(tmp_path)
 
 def test_loading_the_plugin_imports_nothing_heavy():
     code = ("import sys, pytest, attnsvm.claims.pytest_plugin\n"
-            "print(sorted(m for m in ('numpy', 'torch', 'sympy', 'hypothesis', 'attnsvm.claims.search') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'torch', 'sympy', 'hypothesis', 'attnsvm.claims.search') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120).stdout
     assert out.strip() == "[]"
 
@@ -95,7 +98,8 @@ def test_a_bad_budget_or_seed_is_a_one_line_usage_error_at_startup(tmp_path, opt
 
 
 def test_a_raising_claims_failure_shows_the_offending_instance(tmp_path):
-    (tmp_path / "claims.py").write_text(CLAIMS + 'raises = Claim("raises", "boom", (), lambda i, b: {}["missing"], space)\n')
+    (tmp_path / "claims.py").write_text(CLAIMS + 'raises = Claim("raises", "boom", (), lambda i, b: '
+                                                 '{}["missing"], space)\n')
     res = pytest_run(tmp_path, "--attnsvm-claims", "claims.py", "-q", "-k", "raises")
     out = res.stdout
     assert res.returncode == 1 and "1 failed" in out, out + res.stderr

@@ -10,13 +10,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from attnsvm.results.checks import (
-    rates_global,
-    rates_joint,
-    rates_ngd,
-    rates_sparsity,
-    rates_speedup,
-)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +18,13 @@ from attnsvm.claims import Instance, Verdict, get_budget, registry, runner
 from attnsvm.claims.hypotheses import rates as rates_hyp
 from attnsvm.dynamics import authors, cross, joint, rates
 from attnsvm.dynamics.joint import JointProblem
+from attnsvm.results.checks import (
+    rates_global,
+    rates_joint,
+    rates_ngd,
+    rates_sparsity,
+    rates_speedup,
+)
 from attnsvm.svm import wlift
 
 IDS = ("rates-ngd", "rates-polyak", "rates-sparsity", "rates-joint")

@@ -57,8 +57,9 @@ def test_an_interrupt_stops_check_with_workers_at_once(tmp_path):
     import time
 
     out = tmp_path / "int.json"
-    proc = subprocess.Popen([sys.executable, "-m", "attnsvm", "check", "theorem3", "theorem4", "lemma7", "--workers", "2",
-                             "--budget", "thorough", "--json", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "attnsvm", "check", "theorem3", "theorem4", "lemma7",
+                             "--workers", "2", "--budget", "thorough", "--json", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)
     proc.send_signal(signal.SIGINT)
     began = time.monotonic()

@@ -15,8 +15,8 @@ from attnsvm.claims import Instance, get_budget, registry, runner
 from attnsvm.claims.budget import Budget
 from attnsvm.claims.strategies import gaussian_dataset
 from attnsvm.dynamics.seq2seq import SeqData, exact_rank
-from attnsvm.svm import certificates, margin
 from attnsvm.results.checks import tfsvm_seq2seq as M
+from attnsvm.svm import certificates, margin
 
 IDS = ("tfsvm-seq2seq", "tfsvm-causal")
 
@@ -51,7 +51,8 @@ def test_stored_witness_replays_as_refutation(id, hyp):
     assert rep.evidence["replayed"] and rep.witness["violates"] == [hyp]
 
 
-@pytest.mark.parametrize("id,hyp,other", [("tfsvm-seq2seq", "per_query_svm", "seq"), ("tfsvm-causal", "per_query_svm", "causal"),
+@pytest.mark.parametrize("id,hyp,other", [("tfsvm-seq2seq", "per_query_svm", "seq"),
+                                          ("tfsvm-causal", "per_query_svm", "causal"),
                                           ("tfsvm-causal", "causal_mask", "causal")])
 def test_witness_limit_is_the_per_query_svm(id, hyp, other):
     """On each misprediction witness the same run converges to the per-query SVM (the statement's

@@ -87,7 +87,8 @@ def test_tightness_example_is_scale_covariant(k):
         assert lmms[alpha]["neighbors"] == ([[1], [1]] if alpha == (0, 0) else [[1], []])
 
 
-@given(integer_datasets(n=(1, 2), T=(2, 3), d=(1, 3), W="integer").strategy(), st.integers(-250, 250), st.integers(-30, 30))
+@given(integer_datasets(n=(1, 2), T=(2, 3), d=(1, 3), W="integer").strategy(), st.integers(-250, 250),
+       st.integers(-30, 30))
 def test_lmm_sets_do_not_change_with_scale(ds, k, j):
     """Any small integer dataset, X scaled by 10^k 2^j: identical decisions, exact p_mm / c."""
     c = Fraction(10) ** k * Fraction(2) ** j
@@ -120,7 +121,8 @@ def test_keys_near_float_max_give_strict_json_and_the_right_lmms():
     # alpha = (0, 1): p_mm = (1e-308, 0) makes input 2's row (1e308, 5e307) active with gap -5e307 < 0
     assert [s["alpha"] for s in res["lmms"]] == [[0, 0]] and res["lmm_set_exact"]
     g = res["gmm"]
-    assert g["certified"] and [Fraction(q) for q in g["p_mm_exact"]] == [Fraction(1) / Fraction(1e308), Fraction(-4) / Fraction(1e308)]
+    assert g["certified"]
+    assert [Fraction(q) for q in g["p_mm_exact"]] == [Fraction(1) / Fraction(1e308), Fraction(-4) / Fraction(1e308)]
 
 
 def test_gaps_are_exact_and_json_safe_and_infeasible_is_null_with_its_reason():

@@ -15,8 +15,19 @@ from attnsvm.attention.gradients import Grad
 from attnsvm.claims.verdicts import Report, Verdict
 from attnsvm.dynamics import NormalizedGD, authors, rules
 from attnsvm.errors import UserError
-from attnsvm.interfaces.sweeps import (fig1, fig3c, fig4, fig5, fig9, params, reports, tfsvm_local, tfsvm_multitoken,
-                                       tfsvm_paths, tfsvm_rank)
+from attnsvm.interfaces.sweeps import (
+    fig1,
+    fig3c,
+    fig4,
+    fig5,
+    fig9,
+    params,
+    reports,
+    tfsvm_local,
+    tfsvm_multitoken,
+    tfsvm_paths,
+    tfsvm_rank,
+)
 
 # ---------------------------------------------------------------- declared constraints
 

@@ -17,8 +17,8 @@ import pytest
 from attnsvm.attention import fused
 from attnsvm.attention.data import Dataset
 from attnsvm.errors import UserError
-from attnsvm.interfaces.sweeps import fig9, stats
 from attnsvm.interfaces.executors import Inline as InlineExecutor
+from attnsvm.interfaces.sweeps import fig9, stats
 from attnsvm.interfaces.sweeps.shards import Shard, open_store, run_shards
 from attnsvm.svm import classify, geometry
 
@@ -469,12 +469,15 @@ def test_tfsvm_rank_checks_count_only_informative_instances():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["fig9", "--seed", "-1"], "--seed"), (["fig10", "--seed", "-1"], "--seed"), (["tfsvm-rank", "--seed", "-1"], "--seed"),
-    (["tfsvm-local", "--seed", "-1"], "--seed"), (["fig1", "--seed", "-1"], "--seed"), (["fig4", "--seed", "-1"], "--seed"),
-    (["fig9", "--n", "100000", "--T", "100000"], "problem too large"), (["tfsvm-local", "--d", "100000"], "problem too large"),
-    (["tfsvm-rank", "--d", "100000"], "problem too large"),
-    (["fig9", "--lr", "1e300"], "--lr must be at most"), (["fig9", "--init-scale", "1e300"], "--init-scale must be at most"),
-    (["fig4", "--ngd-lr", "1e300"], "--ngd-lr must be at most"), (["fig4", "--gd-lr", "1e300"], "--gd-lr must be at most"),
+    (["fig9", "--seed", "-1"], "--seed"), (["fig10", "--seed", "-1"], "--seed"),
+    (["tfsvm-rank", "--seed", "-1"], "--seed"), (["tfsvm-local", "--seed", "-1"], "--seed"),
+    (["fig1", "--seed", "-1"], "--seed"), (["fig4", "--seed", "-1"], "--seed"),
+    (["fig9", "--n", "100000", "--T", "100000"], "problem too large"),
+    (["tfsvm-local", "--d", "100000"], "problem too large"), (["tfsvm-rank", "--d", "100000"], "problem too large"),
+    (["fig9", "--lr", "1e300"], "--lr must be at most"),
+    (["fig9", "--init-scale", "1e300"], "--init-scale must be at most"),
+    (["fig4", "--ngd-lr", "1e300"], "--ngd-lr must be at most"),
+    (["fig4", "--gd-lr", "1e300"], "--gd-lr must be at most"),
     (["tfsvm-local", "--lr", "1e300"], "--lr must be at most"), (["fig5", "--lr", "1e300"], "--lr must be at most"),
 ])
 def test_cli_bad_seed_size_and_step_refused_before_writing(tmp_path, args, message):

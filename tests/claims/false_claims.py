@@ -50,7 +50,8 @@ few_lmms = Claim(
 def ngd_to_gmm(inst, budget):
     ds = inst.dataset
     q = geometry.gmm(ds).p_mm
-    tr = run(Problem.from_datasets([ds]), NormalizedGD(0.1), np.array(inst.params["start"], float), int(2000 * budget.horizon))
+    tr = run(Problem.from_datasets([ds]), NormalizedGD(0.1), np.array(inst.params["start"], float),
+             int(2000 * budget.horizon))
     c = float(tr.final[0].numpy() @ q / (np.linalg.norm(tr.final[0].numpy()) * np.linalg.norm(q)))
     return Outcome(c > 0.99, detail={"corr": c})
 

@@ -78,7 +78,8 @@ def one_lmm(inst, budget):
 # n = 1, T = 2: the other token's only possible neighbour is the optimal one, which scores higher.
 two_tokens_one_lmm = Claim(
     "two-tokens-one-lmm", "n = 1, T = 2, strict optimality, distinct keys => the GMM is the only LMM",
-    (STRICT, Hypothesis("distinct", "distinct keys", lambda i: bool(np.any(model.keys(i.dataset)[0, 0] != model.keys(i.dataset)[0, 1])))),
+    (STRICT, Hypothesis("distinct", "distinct keys",
+                        lambda i: bool(np.any(model.keys(i.dataset)[0, 0] != model.keys(i.dataset)[0, 1])))),
     one_lmm, lambda dropped: instances(integer_datasets(n=1, T=2, d=(1, 2), lo=-2, hi=2)))
 
 
