@@ -81,9 +81,18 @@ def test_pytest_selects_a_claim_by_its_name_too(tmp_path):
 
 
 def test_hypothesis_stores_under_the_cache_directory_never_in_the_current_one(tmp_path):
+    """Nothing lands in the current directory, and claim code (run in workers) sees Hypothesis'
+    storage under attnsvm's cache directory (a refuted claim reports what it saw)."""
+    (tmp_path / "c.py").write_text(
+        "import os\nfrom attnsvm.claims import Claim, Outcome\n"
+        "from attnsvm.claims.strategies import instances, integer_datasets\n"
+        "where = Claim('where', 'x', (), lambda i, b: Outcome(False, detail={'store': "
+        "os.environ.get('HYPOTHESIS_STORAGE_DIRECTORY', '')}), lambda d: instances(integer_datasets(n=1, T=2, d=1)))\n")
     r = attnsvm("check", "lemma1", cwd=tmp_path, ATTNSVM_CACHE_DIR=str(tmp_path / "cache"))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert not (tmp_path / ".hypothesis").exists() and (tmp_path / "cache" / "hypothesis").is_dir()
+    r = attnsvm("check", "c.py", "--json", "o.json", cwd=tmp_path, ATTNSVM_CACHE_DIR=str(tmp_path / "cache"))
+    seen = json.loads((tmp_path / "o.json").read_text())["reports"][0]["evidence"]["counterexample"]["store"]
+    assert seen == str(tmp_path / "cache" / "hypothesis") and not (tmp_path / ".hypothesis").exists()
 
 
 @pytest.mark.parametrize("args", [["analyze", "missing.json"], ["run", "missing.json"],
