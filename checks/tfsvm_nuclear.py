@@ -59,8 +59,8 @@ claim = Claim(
     extend=(),
     tolerances={"nuclear_excess": TOL, "saturation": SAT, "plateau": PLATEAU, "rise": RISE, "settle": SETTLE},
     proxy=f"||W_H / margin||_* / ||W*_mm(alpha_H)||_* - 1 <= {TOL} at H = {STEPS} x horizon NGD iterations in (K, Q) "
-          f"(eta {ETA}, init N(0, 0.01/m)), saturated runs only (1 - max softmax < {SAT}); a larger excess refutes only "
-          f"if its Aitken-extrapolated limit from H/4, H/2, H also exceeds the tolerance, and again at {CONFIRM}, "
+          f"(eta {ETA}, init N(0, 0.01/m)), saturated runs only (1 - max softmax < {SAT}); a larger excess refutes "
+          f"only if its Aitken-extrapolated limit from H/4, H/2, H also exceeds the tolerance, and again at {CONFIRM}, "
           f"{CONFIRM ** 2} and {CONFIRM ** 3} x H; rising by more than {RISE} over the last octave, undecided (not "
           f"re-run: about one in eight); W*_mm from Clarabel's SDP, status checked",
 )

@@ -115,16 +115,16 @@ def kq_instances(param: str = "KQ", narrow: bool = True) -> Space:
         m = c.integer(1, d - 1, "size") if narrow and c.sampled_from([False, True]) else d
         return Instance(ds, {"m": m, "param": param, "loss": c.sampled_from(sorted(LOSSES)), "seed": seed})
 
-    return Space(generate, f"Gaussian datasets n 2..4, T 2..3, d 2..3 (self- or cross-attention); m = d or in [1, d - 1]; "
-                           f"path over {param}")
+    return Space(generate, f"Gaussian datasets n 2..4, T 2..3, d 2..3 (self- or cross-attention); m = d or in "
+                           f"[1, d - 1]; path over {param}")
 
 
 claim = Claim(
     name="tfsvm-regpath-kq",
     evaluations=200,
-    statement="Assumption A, opt strictly optimal and feasible => the (K, Q) path (||K||^2 + ||Q||^2 <= 2R) converges in "
-              "direction to a nuclear-norm W*_mm(opt) (m >= d) or to the rank-<= m nuclear SVM (m < d), on data where "
-              "that limit differs from W_mm",
+    statement="Assumption A, opt strictly optimal and feasible => the (K, Q) path (||K||^2 + ||Q||^2 <= 2R) converges "
+              "in direction to a nuclear-norm W*_mm(opt) (m >= d) or to the rank-<= m nuclear SVM (m < d), on data "
+              "where that limit differs from W_mm",
     hypotheses=hyp.of("tfsvm-regpath-kq"),
     conclusion=path_to_target,
     instances=lambda dropped: kq_instances(),
@@ -132,10 +132,11 @@ claim = Claim(
     confirm=(4,),
     measures=("final_excess", "corr_W_mm_target", "rank_binds"),
     proxy=f"nuclear excess ||W(R)/margin||_* / value - 1 on R = 2^k value, k < {GRID} (sliding up one step per horizon "
-          f"doubling; undecided: up to 2 more): holds if <= {EXCESS_TOL}, non-increasing and halved over the last {LAST} "
-          f"radii, fails if above it without decreasing (relative {PLATEAU}), still so at 4x the radii; value: Clarabel's "
-          f"nuclear SVM (m >= d) or multi-start SLSQP's rank-<= m optimum (m < d), discriminating where corr(W_mm, "
-          f"target) < {SVM_CORR}; (K, Q)(R) by regpath.kq_path (multi-start, {ITERS} iterations x the horizon)",
+          f"doubling; undecided: up to 2 more): holds if <= {EXCESS_TOL}, non-increasing and halved over the last "
+          f"{LAST} radii, fails if above it without decreasing (relative {PLATEAU}), still so at 4x the radii; value: "
+          f"Clarabel's nuclear SVM (m >= d) or multi-start SLSQP's rank-<= m optimum (m < d), discriminating where "
+          f"corr(W_mm, target) < {SVM_CORR}; (K, Q)(R) by regpath.kq_path (multi-start, {ITERS} iterations x the "
+          f"horizon)",
     tolerances={"excess": EXCESS_TOL, "plateau": PLATEAU, "floor": FLOOR, "window": LAST, "iterations": ITERS,
                 "svm_corr": SVM_CORR, "residual": paths.RESIDUAL},
 )

@@ -20,7 +20,6 @@ decreasing by PLATEAU (relative) over them, and still does at 4x the radii (the 
 are re-evaluated at 2 and 4x the radii (`extend`), then INCONCLUSIVE, as is any instance whose
 solves did not settle."""
 
-import numpy as np
 
 from attnsvm.claims import Claim, Outcome, batched
 from attnsvm.claims import hypotheses as hyp

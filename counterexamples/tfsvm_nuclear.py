@@ -2,9 +2,8 @@
 W_mm, whose nuclear norm exceeds the optimum on data where the two differ; dropping m >= d
 (m = 1) confines K Q^T to rank one, which cannot reach a rank-2 W*_mm."""
 
-from attnsvm.results.checks.tfsvm_nuclear import kq_instances
-
 from attnsvm.claims.registry import Search
+from attnsvm.results.checks.tfsvm_nuclear import kq_instances
 
 SEARCHES = {
     "kq_parameterisation": Search(instances=lambda dropped: kq_instances(T=2, d=3, param="W", m=None),

@@ -12,6 +12,7 @@ from attnsvm.results.checks.theorem5 import ray_instances
 from attnsvm.svm import joint
 
 SEARCHES = {
-    "assumption_C": Search(instances=lambda dropped: ray_instances(one_of(joint.figure3(("1/2", "3/2")), figure3_like())),
+    "assumption_C": Search(instances=lambda dropped: ray_instances(one_of(joint.figure3(("1/2", "3/2")),
+                                                                          figure3_like())),
                            note="a non-support input (Figure 3(b)): p converges to problem (10), not to p_mm"),
 }

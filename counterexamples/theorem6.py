@@ -33,5 +33,6 @@ def kappa_below(c, ds, alpha) -> str:
 
 SEARCHES = {
     "r_dominates_R": Search(instances=lambda dropped: joint_instances(datasets(), kappa_below, "kappa*/2"),
-                            note="r = kappa R with kappa < kappa*: the non-support input still binds, p misses p_relax"),
+                            note="r = kappa R with kappa < kappa*: the non-support input still binds, "
+                                 "p misses p_relax"),
 }

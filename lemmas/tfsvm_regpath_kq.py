@@ -13,15 +13,15 @@ path argument for that scaled set is cited; the limits on sampled data are numer
 
 import sympy as sp
 
+from attnsvm.claims.identities import am_gm, balanced
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import residuals
-from attnsvm.claims.identities import am_gm, balanced
 
 STATEMENT = ("Assumption A, opt strictly optimal, (Att-SVM) for opt feasible: the (K, Q) path min L(K Q^T) s.t. "
              "||K||_F^2 + ||Q||_F^2 <= 2R has K Q^T / R -> the nuclear-norm solutions W*_mm(opt)/||W*_mm||_* (m >= d), "
              "or the solutions of min ||W||_* s.t. the (Att-SVM) rows and rank W <= m (m < d)")
-RECONSTRUCTION = ("statement reconstructed from the paper's Section 3 as summarised (the summary has no formulas); the rank "
-                  "form for m < d is our extension")
+RECONSTRUCTION = ("statement reconstructed from the paper's Section 3 as summarised (the summary has no formulas); the "
+                  "rank form for m < d is our extension")
 
 
 def scaling() -> dict:
@@ -45,13 +45,13 @@ def outline() -> Outline:
              "{||W||_* <= R, rank W <= m}", "symbolic", am_gm),
         Step("the map is homogeneous: scaling (K, Q) by c scales K Q^T and the budget by c^2 (symbolic sizes)",
              "symbolic", scaling),
-        Step("the path argument of the core Theorem 1 with ||.||_* (and the rank constraint, a closed cone) in place of "
-             "||.||_2: the direction that maximises the margin of opt per unit of the set's gauge wins, i.e. W*_mm (m >= "
-             "d) or the rank-<= m nuclear SVM (m < d)", "cited",
+        Step("the path argument of the core Theorem 1 with ||.||_* (and the rank constraint, a closed cone) in place "
+             "of ||.||_2: the direction that maximises the margin of opt per unit of the set's gauge wins, i.e. W*_mm "
+             "(m >= d) or the rank-<= m nuclear SVM (m < d)", "cited",
              reference="Transformers as SVMs, Section 3 (regularization path in (K, Q)); core paper Appendix D.1",
              by=("theorem1", "tfsvm-nuclear")),
-        Step("the limits on sampled data where W_mm and the limit differ (corr < 0.99), and the necessity of the (K, Q) "
-             "ball (the Frobenius ball goes to W_mm)", "numeric",
+        Step("the limits on sampled data where W_mm and the limit differ (corr < 0.99), and the necessity of the "
+             "(K, Q) ball (the Frobenius ball goes to W_mm)", "numeric",
              reference="checks/tfsvm_regpath_kq.py (nuclear excess along R = 2^k value; witness "
                        "counterexamples/witnesses/tfsvm-regpath-kq--kq_parameterisation.json)"),
     ), RECONSTRUCTION)

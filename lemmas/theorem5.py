@@ -13,9 +13,9 @@ sandwich (74)-(75) are cited.
 
 import sympy as sp
 
+from attnsvm.claims.identities import direction_violates, logistic_tail, mass_bounds
 from attnsvm.claims.outline import Outline, Step
 from attnsvm.claims.symbolic import d, j, residuals, total
-from attnsvm.claims.identities import direction_violates, logistic_tail, mass_bounds
 
 STATEMENT = ("logistic loss, (ATT-SVM) for alpha and the label (SVM) on r_i = x_{i,alpha_i} feasible, Assumption C => "
              "the joint path (v, p)(r, R) = argmin {L(v, p) : ||v|| <= r, ||p|| <= R} has v/r -> v_mm/||v_mm|| and "
@@ -41,14 +41,15 @@ def mass_ratio_limit() -> dict:
 
 def outline() -> Outline:
     return Outline(STATEMENT, (
-        Step("(71)-(73): the competitor R p_mm/||p_mm|| keeps non-optimal mass <= (T - 1) e^{-R/||p_mm||}; a p violating a "
-             "constraint by the factor 1 - eps keeps >= e^{-(1 - eps) R/||p_mm||}/T (Theorem 8's (D.1); symbolic T)",
+        Step("(71)-(73): the competitor R p_mm/||p_mm|| keeps non-optimal mass <= (T - 1) e^{-R/||p_mm||}; a p "
+             "violating a constraint by the factor 1 - eps keeps >= e^{-(1 - eps) R/||p_mm||}/T (Theorem 8's (D.1); "
+             "symbolic T)",
              "symbolic", mass_bounds, by=("theorem8",)),
-        Step("strong convexity: a direction delta away from p_mm's violates an (ATT-SVM) constraint by 1 - eps (Case 1), "
-             "and one away from v_mm's has label margin <= (1 - eps)/||v_mm|| on the selected tokens (Case 2), eps < "
-             "delta^2/2 (least-norm point of a convex set; symbolic d)", "symbolic", direction_violates),
-        Step("mixing is linear: moving attention mass pi from x_alpha to x_t changes the label margin by pi Y v^T (x_t - "
-             "x_alpha) (symbolic d)", "symbolic", mixing),
+        Step("strong convexity: a direction delta away from p_mm's violates an (ATT-SVM) constraint by 1 - eps (Case "
+             "1), and one away from v_mm's has label margin <= (1 - eps)/||v_mm|| on the selected tokens (Case 2), eps "
+             "< delta^2/2 (least-norm point of a convex set; symbolic d)", "symbolic", direction_violates),
+        Step("mixing is linear: moving attention mass pi from x_alpha to x_t changes the label margin by pi Y v^T (x_t "
+             "- x_alpha) (symbolic d)", "symbolic", mixing),
         Step("Assumption C: attention features with non-optimal mass q have (SVM) margin at most 1/||v_mm|| - c q "
              "(mixing strictly shrinks the margin)", "cited", reference=f"{REF}, (75)", by=("assumption-C",)),
         Step("logistic tail: d/d pi log(1 + e^{-r(m - pi g)}) at 0 = r g sigmoid(-r m), and e^{r m} sigmoid(-r m) -> 1",

@@ -159,10 +159,11 @@ def test_an_input_whose_reference_loss_is_zero_keeps_its_excess():
     for i in range(2):
         a = [mpmath.fsum(mpmath.mpf(K[0, i, t, c]) * mpmath.mpf(float(p[0, c])) for c in range(3)) for t in range(3)]
         w = [mpmath.e ** (x - max(a)) for x in a]
-        exact += (-mpmath.fsum(wt * gamma[0, i, t] for t, wt in enumerate(w)) / mpmath.fsum(w) + gamma[0, i].max()) / 2
+        exact += (-mpmath.fsum(wt * gamma[0, i, t] for t, wt in enumerate(w)) / mpmath.fsum(w)
+                  + gamma[0, i].max()) / 2
     assert float(base) == -0.5 and float(excess) == pytest.approx(float(exact), rel=1e-9)
-    P = regpath.path(dynamics.Problem.from_arrays(K, gamma, "correlation"), [30.17, 60.34], np.array([[-1.0, -1.0, 0.2]]),
-                     iters=300)
+    P = regpath.path(dynamics.Problem.from_arrays(K, gamma, "correlation"), [30.17, 60.34],
+                     np.array([[-1.0, -1.0, 0.2]]), iters=300)
     assert [s[0] for s in P.status] == ["converged", "converged"]
 
 
@@ -219,7 +220,7 @@ def test_right_hand_side_certificates_agree_with_cvxpy(seed, m, d):
 # ---- verdicts of theorem1, theorem3, theorem4, theorem5, theorem6 ---------------------------------
 
 from attnsvm.claims import (  # noqa: E402
-    get_budget,  # noqa: E402
+    get_budget,
     registry,
     runner,
 )
@@ -273,7 +274,8 @@ def test_figure3_assumption_C_and_kappa_star_are_exact():
     from attnsvm.svm import joint
 
     a, b = joint.figure3(), joint.figure3(("1/2", "3/2"))
-    inst = lambda ds, k=1: Instance(ds, {"alpha": joint.best_selection(ds), "loss": "logistic", "seed": 0, "r_over_R": k})
+    inst = lambda ds, k=1: Instance(ds, {"alpha": joint.best_selection(ds), "loss": "logistic", "seed": 0,
+                                         "r_over_R": k})
     assumption_C, r_dominates_R = hyp.get("joint.assumption_C").decide, hyp.get("joint.r_dominates_R").decide
     assert joint.best_selection(a) == [1, 1, 1] and assumption_C(inst(a))
     assert not assumption_C(inst(b)) and joint.support_set(b, [1, 1, 1]) == [0, 1]
@@ -301,8 +303,9 @@ def _hand():
 
 @pytest.mark.parametrize("alpha", [[0, 0], [0, 1]])
 def test_theorem3_cone_starts_converge_to_their_lmm(alpha):
-    """Both LMMs of the Appendix E data (the GMM and (1, 0), certified): GD (eta from the empirical Lipschitz ratio) from the first rung's cone
-    starts converges to that LMM, with 1 - corr(p_t, p_mm) at the horizon below its value at the start."""
+    """Both LMMs of the Appendix E data (the GMM and (1, 0), certified): GD (eta from the empirical Lipschitz ratio)
+    from the first rung's cone starts converges to that LMM, with 1 - corr(p_t, p_mm) at the horizon below its value at
+    the start."""
     from attnsvm.claims import Instance
     from attnsvm.results.checks import theorem3
 
@@ -372,7 +375,8 @@ def test_a_solve_short_of_iterations_is_confirmed_away():
     from attnsvm.results.checks import theorem5
     from attnsvm.svm import joint
 
-    inst = Instance.from_json({"dataset": {"name": "figure3-like", "X": [[[0, 0], ["3/2", "3/2"]], [[0, 0], ["1/2", "-3/2"]],
+    inst = Instance.from_json({"dataset": {"name": "figure3-like", "X": [[[0, 0], ["3/2", "3/2"]],
+                                                                          [[0, 0], ["1/2", "-3/2"]],
                                                                           [[0, 0], [1, "3/2"]]],
                                            "Y": [1, -1, 1], "v": [-1, 0], "W": [[1, 0], [0, 1]]},
                                "params": {"alpha": [1, 1, 1], "loss": "logistic", "seed": 36956, "r_over_R": "1/4"}})
@@ -391,7 +395,8 @@ def test_theorem5_rays_share_the_limit():
     from attnsvm.svm import joint
 
     ds = joint.figure3()
-    insts = [Instance(ds, {"alpha": [1, 1, 1], "loss": "logistic", "seed": 0, "r_over_R": k}) for k in ("1/4", "1", "4")]
+    insts = [Instance(ds, {"alpha": [1, 1, 1], "loss": "logistic", "seed": 0, "r_over_R": k})
+             for k in ("1/4", "1", "4")]
     outs = theorem5.converges_to_svms.over(insts, get_budget("quick"))
     assert [o.detail["r_over_R"] for o in outs] == [0.25, 1.0, 4.0]
     assert all(o.holds and o.detail["final_gap_p"] < theorem5.GAP_TOL for o in outs)

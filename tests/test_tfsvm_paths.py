@@ -5,8 +5,6 @@ path's Hessian (`regpath.kq_scaled_hessian`), the rank-constrained SVM, the land
 
 
 import numpy as np
-
-from attnsvm.claims.strategies import gaussian_dataset
 import pytest
 import torch
 from hypothesis import given, settings
@@ -17,6 +15,7 @@ from attnsvm.attention.losses import get_loss
 from attnsvm.claims import Instance, Verdict, registry, runner
 from attnsvm.claims.budget import Budget
 from attnsvm.claims.search import check
+from attnsvm.claims.strategies import gaussian_dataset
 from attnsvm.dynamics import cross, regpath, stationary
 from attnsvm.files import read_json
 from attnsvm.svm import geometry, w_svm, wlift
@@ -62,7 +61,8 @@ def test_registry_entries_match_modules():
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 10**5), n=st.integers(1, 3), T=st.integers(2, 3), d=st.integers(1, 3), cz=st.booleans())
 def test_lift_is_the_w_problem(seed, n, T, d, cz):
-    """The lifted p-problem has keys vec(x_it z_i^T) and the scores gamma_it; its p_mm is W_mm (quadprog on the W rows)."""
+    """The lifted p-problem has keys vec(x_it z_i^T) and the scores gamma_it; its p_mm is W_mm (quadprog on the W
+    rows)."""
     ds = gaussian_dataset(seed, n, T, d, cross_queries=cz)
     L = wlift.lifted(ds)
     keys = model.keys(L)[..., : d * d]
@@ -116,7 +116,8 @@ def test_kq_hessian_matches_autograd_off_the_orbit(seed, d, m):
     if tang:
         V, _ = torch.linalg.qr(torch.stack(tang, 1))
         P = P - V @ V.T
-        assert float((V.T @ g).abs().max()) <= 1e-10 * float(g.norm())          # invariance: no gradient along the orbit
+        # invariance: no gradient along the orbit
+        assert float((V.T @ g).abs().max()) <= 1e-10 * float(g.norm())
     assert torch.allclose(P @ ev.hessians[0][0] @ P, P @ (H / g.norm()) @ P, atol=1e-9)
     assert torch.allclose(ev.directions[0][0], g / g.norm(), atol=1e-12)
 

@@ -21,9 +21,9 @@ undecided, as is any instance whose solves did not settle on the last radii."""
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable, Sequence
 
 import numpy as np
 
@@ -132,7 +132,8 @@ def joint_gaps(insts: Sequence[Instance], budget, targets: Sequence[np.ndarray],
         kappa = float(Fraction(str(inst.params.get("r_over_R", 1))))
         v_mm = joint.label_result(ds, alpha, range(ds.n))[0].x
         scale = max(float(np.linalg.norm(v_mm)), float(np.linalg.norm(target)))
-        scale = min(scale, proxy.max_margin * float(np.linalg.norm(v_mm)) / (kappa * 2.0 ** (proxy.grid - 1) * proxy.reach))
+        scale = min(scale, proxy.max_margin * float(np.linalg.norm(v_mm))
+                    / (kappa * 2.0 ** (proxy.grid - 1) * proxy.reach))
         rho = scale * mult
         vs, ps = joint_starts(ds, alpha, [target, *more], inst.params["seed"])
         X.append(ds.X)

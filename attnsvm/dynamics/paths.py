@@ -25,17 +25,19 @@ Reading: each result keeps its own tolerances and passes them in; the rules are
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
+
 from attnsvm.dynamics import regpath
 from attnsvm.dynamics.problem import Problem
 from attnsvm.dynamics.trends import FLOOR, approaches, loglog_slope
 from attnsvm.numerics import DIV_FLOOR
 
-__all__ = ["Solved", "linear_paths", "kq_paths", "joint_paths", "lmm_starts", "grid", "grid_size", "plateau", "monotone",
-           "settles", "approaches", "gaps_to", "loglog_slope", "RESIDUAL"]
+__all__ = ["Solved", "linear_paths", "kq_paths", "joint_paths", "lmm_starts", "grid", "grid_size", "plateau",
+           "monotone", "settles", "approaches", "gaps_to", "loglog_slope", "RESIDUAL"]
 
 RESIDUAL = 1e-3     # a 'resolution' solve counts as settled up to this residual (`regpath.settled`)
 

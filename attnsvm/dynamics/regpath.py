@@ -42,8 +42,8 @@ counts the distinct converged local solutions.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
 
 import torch
 
@@ -95,7 +95,7 @@ class Region:
     def on_boundary(self, x: torch.Tensor, rel: float = 1e-9) -> torch.Tensor:
         return _norm(x) >= self.radius * (1 - rel)
 
-    def rows(self, index: torch.Tensor) -> "Region":
+    def rows(self, index: torch.Tensor) -> Region:
         pick = lambda a: None if a is None else a[index]
         return Region(self.radius[index], pick(self.axis), pick(self.cos), pick(self.min_radius))
 
@@ -182,30 +182,34 @@ class Evaluation:
             lns = torch.stack(list(self.log_norms))
             object.__setattr__(self, "underflow", (torch.isfinite(lns) & (lns < UNDERFLOW_LOG)).any(0))
 
-    def where(self, mask: torch.Tensor, other: "Evaluation") -> "Evaluation":
+    def where(self, mask: torch.Tensor, other: Evaluation) -> Evaluation:
         m1, m2 = mask[:, None], mask[:, None, None]
         return Evaluation(torch.where(mask, self.base, other.base), torch.where(mask, self.excess, other.excess),
                           tuple(torch.where(m1, a, b) for a, b in zip(self.directions, other.directions)),
                           tuple(torch.where(mask, a, b) for a, b in zip(self.log_norms, other.log_norms)),
-                          tuple(None if a is None else torch.where(m2, a, b) for a, b in zip(self.hessians, other.hessians)),
+                          tuple(None if a is None else torch.where(m2, a, b)
+                                for a, b in zip(self.hessians, other.hessians)),
                           torch.where(mask, self.underflow, other.underflow),
-                          tuple(torch.where(mask.view(-1, *[1] * (a.dim() - 1)), a, b) for a, b in zip(self.aux, other.aux)))
+                          tuple(torch.where(mask.view(-1, *[1] * (a.dim() - 1)), a, b)
+                                for a, b in zip(self.aux, other.aux)))
 
-    def take(self, idx) -> "Evaluation":
+    def take(self, idx) -> Evaluation:
         return Evaluation(self.base[idx], self.excess[idx], tuple(d[idx] for d in self.directions),
-                          tuple(l[idx] for l in self.log_norms), tuple(None if h is None else h[idx] for h in self.hessians),
+                          tuple(l[idx] for l in self.log_norms),
+                          tuple(None if h is None else h[idx] for h in self.hessians),
                           self.underflow[idx], tuple(a[idx] for a in self.aux))
 
-    def put(self, index: torch.Tensor, other: "Evaluation") -> "Evaluation":
+    def put(self, index: torch.Tensor, other: Evaluation) -> Evaluation:
         """This evaluation with rows `index` replaced by `other`'s rows (in order)."""
         put = lambda a, b: a.index_copy(0, index, b)
         return Evaluation(put(self.base, other.base), put(self.excess, other.excess),
                           tuple(put(a, b) for a, b in zip(self.directions, other.directions)),
                           tuple(put(a, b) for a, b in zip(self.log_norms, other.log_norms)),
-                          tuple(None if a is None or b is None else put(a, b) for a, b in zip(self.hessians, other.hessians)),
+                          tuple(None if a is None or b is None else put(a, b)
+                                for a, b in zip(self.hessians, other.hessians)),
                           put(self.underflow, other.underflow), tuple(put(a, b) for a, b in zip(self.aux, other.aux)))
 
-    def below(self, other: "Evaluation") -> torch.Tensor:
+    def below(self, other: Evaluation) -> torch.Tensor:
         """Strictly lower risk than `other`, compared without cancellation."""
         return (self.base - other.base) + (self.excess - other.excess) < 0
 
@@ -234,12 +238,13 @@ class Objective:
         """Every block's Hessian at x, or only block `block`'s (the others None) where the
         objective can compute one alone; `at`: the evaluation at x, whose by-products (`aux`) the
         objective may reuse."""
-        return self.evaluate(*self.data, *self.args, x, HESSIAN if block is None and at is None else (HESSIAN, block, at))
+        return self.evaluate(*self.data, *self.args, x,
+                             HESSIAN if block is None and at is None else (HESSIAN, block, at))
 
-    def rows(self, index: torch.Tensor) -> "Objective":
+    def rows(self, index: torch.Tensor) -> Objective:
         return Objective(self.evaluate, tuple(a.index_select(0, index) for a in self.data), *self.args)
 
-    def stacked(self, r: int) -> "Objective":
+    def stacked(self, r: int) -> Objective:
         return Objective(self.evaluate, tuple(torch.cat([a] * r) for a in self.data), *self.args)
 
 
@@ -252,7 +257,7 @@ def _hessian_blocks(mode) -> int | None:
     return None if mode == VALUE else -1 if not isinstance(mode, tuple) or mode[1] is None else mode[1]
 
 
-def _at(mode) -> "Evaluation | None":
+def _at(mode) -> Evaluation | None:
     """The evaluation at the same point a Hessian-only mode may carry ((HESSIAN, j, at))."""
     return mode[2] if isinstance(mode, tuple) and len(mode) > 2 else None
 
@@ -289,11 +294,13 @@ def scaled_hessian(K: torch.Tensor, gamma: torch.Tensor, p: torch.Tensor, loss) 
     log_s = torch.log_softmax(a, dim=-1)
     s = log_s.exp()
     f = (s * gamma).sum(-1)
-    c = ((gamma[..., :, None] - gamma[..., None, :]) @ s[..., :, None])[..., 0]               # sum_u s_u (gamma_t - gamma_u)
+    # sum_u s_u (gamma_t - gamma_u)
+    c = ((gamma[..., :, None] - gamma[..., None, :]) @ s[..., :, None])[..., 0]
     ref = a.argmax(-1)
     dk = K - torch.gather(K, 2, ref[..., None, None].expand(-1, -1, 1, d))
     lp, lpp = loss.deriv(f), second_derivative(loss, f)
-    log_w = (log_s + torch.log(c.abs()) + torch.log(lp.abs())[..., None]).masked_fill((c == 0) | (lp == 0)[..., None], float("-inf"))
+    log_w = (log_s + torch.log(c.abs()) + torch.log(lp.abs())[..., None]).masked_fill((c == 0) | (lp == 0)[..., None],
+                                                                                        float("-inf"))
     M = log_w.flatten(1).max(-1).values
     M = torch.where(torch.isfinite(M), M, torch.zeros_like(M))
     w = torch.sign(c) * torch.sign(lp)[..., None] * torch.exp(log_w - M[:, None, None])       # loss'_i s_t c_t / e^M
@@ -450,7 +457,7 @@ def residuals(x, ev: Evaluation, regions: Sequence[Region], gtol: float) -> torc
     out = []
     for xb, d, ln, reg in zip(x, ev.directions, ev.log_norms, regions):
         scale = TAU * reg.radius
-        r = _norm((xb - reg.project(xb - scale[:, None] * d))) / scale
+        r = _norm(xb - reg.project(xb - scale[:, None] * d)) / scale
         interior_flat = ~reg.on_boundary(xb) & (ln <= torch.log(torch.tensor(gtol, dtype=xb.dtype)))
         out.append(torch.where(interior_flat & ~ev.underflow, torch.zeros_like(r), r))
     return torch.stack(out).amax(0)
@@ -555,7 +562,8 @@ def _descend(objective, regions, x0, iters, tol, gtol, step0, skip) -> Solve:
             # failed (and periodically everywhere: in exponential tails Newton gains only a constant factor
             # per step), the lower of the two kept. Decided per row: a row's steps do not depend on the others.
             gt = reg.project(x[j] - steps[j][:, None] * ev.directions[j])
-            both = obj2(tuple(torch.cat([trial, gt]) if i == j else torch.cat([xb, xb]) for i, xb in enumerate(x)), VALUE)
+            both = obj2(tuple(torch.cat([trial, gt]) if i == j else torch.cat([xb, xb]) for i, xb in enumerate(x)),
+                        VALUE)
             et, eg = both.take(slice(0, L)), both.take(slice(L, 2 * L))
             ok = et.below(ev) & valid
             need = ~ok if H is not None and k % GRADIENT_EVERY else torch.ones_like(ok)
@@ -587,7 +595,8 @@ def _blank(ev: Evaluation, N: int, device) -> Evaluation:
                       tuple(None for _ in ev.hessians), full(ev.underflow, False), tuple(full(a, 0.0) for a in ev.aux))
 
 
-def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor, region: Region) -> tuple[torch.Tensor, torch.Tensor]:
+def newton_trial(x: torch.Tensor, d: torch.Tensor, H: torch.Tensor,
+                 region: Region) -> tuple[torch.Tensor, torch.Tensor]:
     """A Newton trial point and whether it is defined (positive-definite model), rows batched.
     d: unit gradient, H: Hessian / ||grad|| (so the step is scale-free). Where the ball is
     active (on its boundary, gradient pointing outwards) the step is Riemannian on the sphere:
@@ -632,7 +641,8 @@ def positive_definite(A: torch.Tensor) -> torch.Tensor:
     ok = (top > 0) & torch.isfinite(top)
     unit = A / torch.where(ok, top, torch.ones_like(top))[:, None, None]
     shift = PD_MARGIN * torch.linalg.matrix_norm(unit)
-    _, info = torch.linalg.cholesky_ex(unit - shift[:, None, None] * torch.eye(A.shape[-1], dtype=A.dtype, device=A.device))
+    _, info = torch.linalg.cholesky_ex(unit - shift[:, None, None]
+                                       * torch.eye(A.shape[-1], dtype=A.dtype, device=A.device))
     return ok & (info == 0)
 
 
@@ -697,7 +707,7 @@ def _distinct(xs: torch.Tensor, ok: torch.Tensor, rel: float = 1e-4) -> torch.Te
     """Per row of xs (R, S, d): how many distinct converged solutions among its S (greedy: a
     solution is new when farther than rel max(1, ||r||) from every earlier new one r)."""
     R, S = ok.shape
-    dist = _norm((xs[:, :, None] - xs[:, None]))                   # (R, S, S)
+    dist = _norm(xs[:, :, None] - xs[:, None])                   # (R, S, S)
     scale = rel * _norm(xs).clamp_min(1.0)                        # (R, S)
     new = torch.zeros(R, S, dtype=torch.bool, device=xs.device)
     for a in range(S):
@@ -708,7 +718,8 @@ def _distinct(xs: torch.Tensor, ok: torch.Tensor, rel: float = 1e-4) -> torch.Te
     return new.sum(-1)
 
 
-def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for: Callable[[torch.Tensor, torch.Tensor], list[Region]],
+def _solve_grid(objective_for: Callable[[torch.Tensor], Objective],
+                regions_for: Callable[[torch.Tensor, torch.Tensor], list[Region]],
                 starts: Sequence[torch.Tensor], radii: torch.Tensor, iters: int, tol: float,
                 valid: torch.Tensor | None = None) -> Path:
     """Shared solver of `path`, `joint_path` and `kq_path`. radii (G, B, m) (per instance, one
@@ -727,14 +738,16 @@ def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for:
     grid = torch.arange(G, device=device).repeat_interleave(S).repeat(B)
     skip = None if valid is None else ~valid[:, None, :].expand(B, G, S).reshape(-1)
     regions = regions_for(radii[grid, inst], inst)
-    x0 = [s_[:, None].expand(B, G, S, -1).reshape(B * G * S, -1) * reg.radius[:, None] for s_, reg in zip(starts, regions)]
+    x0 = [s_[:, None].expand(B, G, S, -1).reshape(B * G * S, -1) * reg.radius[:, None]
+          for s_, reg in zip(starts, regions)]
     sol = descend(objective_for(inst), regions, x0, iters=iters, tol=tol, skip=skip)
     pick = (torch.arange(B * G, device=device) * S + _best(sol.evaluation, B * G, S))
     ok = sol.converged.view(B * G, S)
     found = _distinct(sol.x[-1].view(B * G, S, -1), ok).view(B, G)
     best = [xb[pick] for xb in sol.x]                                   # (B*G, d_j), rows (b, g)
     ev, res, status = sol.evaluation, sol.residual[pick], [sol.status[i] for i in pick.tolist()]
-    ev = Evaluation(ev.base[pick], ev.excess[pick], tuple(d[pick] for d in ev.directions), tuple(l[pick] for l in ev.log_norms))
+    ev = Evaluation(ev.base[pick], ev.excess[pick], tuple(d[pick] for d in ev.directions),
+                    tuple(l[pick] for l in ev.log_norms))
     iterations = [sol.iterations]
     if G > 1:
         # both neighbours' warm starts in one batch: rows (neighbour, b, g)
@@ -744,7 +757,8 @@ def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for:
         src = torch.cat([inst2 * G + g_nb for g_nb in nb])
         rows2, i2 = torch.cat([g2, g2]), torch.cat([inst2, inst2])
         regs2 = regions_for(radii[rows2, i2], i2)
-        x0 = [b[src] / _norm(b[src], keepdim=True).clamp_min(DIV_FLOOR) * reg.radius[:, None] for b, reg in zip(best, regs2)]
+        x0 = [b[src] / _norm(b[src], keepdim=True).clamp_min(DIV_FLOOR) * reg.radius[:, None]
+              for b, reg in zip(best, regs2)]
         both = descend(objective_for(i2), regs2, x0, iters=iters, tol=tol)
         iterations.append(both.iterations)
         for half in (slice(0, B * G), slice(B * G, 2 * B * G)):
@@ -755,7 +769,8 @@ def _solve_grid(objective_for: Callable[[torch.Tensor], Objective], regions_for:
             ev = t2.evaluation.where(better, ev)
             res = torch.where(better, t2.residual, res)
             status = [s2 if bt else s1 for s1, s2, bt in zip(status, t2.status, better.tolist())]
-    return Path(radii[:, :, 0] if radii.shape[-1] == 1 else radii, tuple(b.view(B, G, -1).transpose(0, 1) for b in best),
+    return Path(radii[:, :, 0] if radii.shape[-1] == 1 else radii,
+                tuple(b.view(B, G, -1).transpose(0, 1) for b in best),
                 ev.base.view(B, G).T, ev.excess.view(B, G).T, res.view(B, G).T,
                 [[status[b * G + g] for b in range(B)] for g in range(G)], found.T, iterations)
 
@@ -935,8 +950,8 @@ def kq_path(problem: Problem, kq, radii: Sequence[float], starts, iters: int = 2
     """The (K, Q) regularization path (Transformers as SVMs, Section 3): for each R in `radii`,
     (K, Q)(R) = argmin L(K Q^T) s.t. ||K||_F^2 + ||Q||_F^2 <= 2R, i.e. theta in the ball of radius
     sqrt(2R). `problem`: a W-parameterised problem (`cross.w_problem`); `kq`: `cross.KQ(d, m)`;
-    `radii` (G,) or (G, B); `starts` (S, 2dm) or (B, S, 2dm) theta directions (NaN rows: no start). Returns a `Path` whose block is theta
-    (`kq.to_p(path.p)` is vec(K Q^T))."""
+    `radii` (G,) or (G, B); `starts` (S, 2dm) or (B, S, 2dm) theta directions (NaN rows: no start).
+    Returns a `Path` whose block is theta (`kq.to_p(path.p)` is vec(K Q^T))."""
     B = problem.batch
     S, valid = _unit_starts(starts, B, 2 * kq.d * kq.m, problem.K)
 

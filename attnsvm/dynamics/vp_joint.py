@@ -33,7 +33,7 @@ class VPProblem:
     loss: Loss
 
     @classmethod
-    def from_arrays(cls, X, Y, K=None, loss: Loss | str = "logistic", device=None) -> "VPProblem":
+    def from_arrays(cls, X, Y, K=None, loss: Loss | str = "logistic", device=None) -> VPProblem:
         """K defaults to X (W = I)."""
         device = device or default_device()
         X = model.t(X, device)
@@ -80,5 +80,6 @@ class VPProblem:
         dv = gv / torch.where(nv > 0, nv, torch.ones_like(nv))[:, None]
         log_norm = torch.logaddexp(2 * log_nv, 2 * gp.log_norm) / 2
         safe = torch.where(torch.isfinite(log_norm), log_norm, torch.zeros_like(log_norm))[:, None]
-        direction = torch.cat([dv * torch.exp(log_nv[:, None] - safe), gp.direction * torch.exp(gp.log_norm[:, None] - safe)], -1)
+        direction = torch.cat([dv * torch.exp(log_nv[:, None] - safe),
+                               gp.direction * torch.exp(gp.log_norm[:, None] - safe)], -1)
         return replace(gp, direction=direction, log_norm=log_norm)

@@ -264,7 +264,8 @@ def shift_conditions(ds, alpha) -> list[tuple]:
 def kappa_star(ds, alpha) -> float:
     """The smallest r/R for which p_relax is the limit along r = kappa R (0 when no non-support
     token binds): max over non-support (i, t) of ||v_mm|| (1 - c_it) / (||P|| (m_i - 1))."""
-    vals = [np.sqrt(float(vv)) * float(1 - c) / (np.sqrt(float(PP)) * float(m - 1)) for m, c, vv, PP in shift_conditions(ds, alpha)]
+    vals = [np.sqrt(float(vv)) * float(1 - c) / (np.sqrt(float(PP)) * float(m - 1))
+            for m, c, vv, PP in shift_conditions(ds, alpha)]
     return max([0.0] + vals)
 
 

@@ -133,7 +133,8 @@ def rank_constrained_svm(ds: Dataset, alpha: Sequence[int], m: int, starts: int 
         if scale.min() > 0:
             th0 = th0 / np.sqrt(scale.min())
         res = minimize(lambda th: 0.5 * th @ th, th0, jac=lambda th: th, method="SLSQP",
-                       constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}], options={"maxiter": 500, "ftol": 1e-12})
+                       constraints=[{"type": "ineq", "fun": cons, "jac": cons_jac}],
+                       options={"maxiter": 500, "ftol": 1e-12})
         if cons(res.x).min() >= -1e-8 and res.fun < best:
             best, best_W = float(res.fun), W_of(res.x)
     return best, best_W
