@@ -265,9 +265,6 @@ def alpha_instances(locally_opt: bool = True) -> Space:
                            "locally optimal; params alpha, loss, seed, points, starts", params=PARAMS)
 
 
-FEASIBLE = hyp.get("att_svm.feasible")              # the names checks/lemma7.py imports (until it reads the registry)
-LOCALLY_OPTIMAL = hyp.get("att_svm.locally_optimal")
-
 claim = Claim(
     name="theorem3",
     evaluations=200,

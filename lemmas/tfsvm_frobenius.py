@@ -12,8 +12,6 @@ numerically.
 from attnsvm.claims.identities import vectorisation, w_gradient
 from attnsvm.claims.outline import Outline, Step
 
-gradients = w_gradient      # the name lemmas/tfsvm_regpath_w.py imports (until it reads claims.identities)
-
 STATEMENT = ("the W-parameterised attention (logits x_it^T W z_i) trained by normalized GD converges in direction to "
              "W_mm(alpha) (Frobenius), alpha its selected tokens; its regularization path to W_mm(opt)")
 
