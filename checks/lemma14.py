@@ -188,7 +188,7 @@ def mixing_instances(change: Callable | None = None) -> Space:
 
 claim = Claim(
     name="lemma14",
-    evaluations=500,
+    evaluations=1000,
     statement="linear label mixing (85) with c > 0 and -loss' >= m > 0 on the margin interval => Assumption D with "
               "Q_mu = (1/2)(m c/(n M C))^{(1+mu)/mu}",
     hypotheses=hyp.of("lemma14"),

@@ -180,7 +180,7 @@ def local_gradient_condition(insts, budget) -> list[Outcome]:
 
 claim = Claim(
     name="lemma7",
-    evaluations=600,
+    evaluations=1000,
     statement="Assumption A, alpha locally optimal: on C_{mu,R}(p_mm) (R large) no stationary point (L1), "
               "C max_i(1 - s_i) >= -<grad L(p), q> >= c min_i(1 - s_i) > 0 for q in cone_mu, ||q|| = ||p_mm|| (31a, "
               "31b), ||grad L(p)|| <= M1 Gamma A_bar max_i(1 - s_i) (31c), and <-grad L, p^> <= (1 + pi) "

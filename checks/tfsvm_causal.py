@@ -19,7 +19,7 @@ PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau
 PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
 CONFIRM = (2, 4)
 EXTEND = (2, 4)
-EVALUATIONS = 400
+EVALUATIONS = 1000
 
 
 STATEMENT = ("causal self-attention (every token a query, query k sees t <= k): normalized GD converges in direction "

@@ -105,7 +105,7 @@ def _sizes(c):
 
 claim = Claim(
     name="tfsvm-rank",
-    evaluations=600,
+    evaluations=1000,
     statement="if the W-SVM for alpha is feasible, rank(W_mm(alpha)) <= n",
     hypotheses=hyp.of("tfsvm-rank"),
     conclusion=rank_at_most_n,

@@ -39,7 +39,7 @@ PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau
 PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
 CONFIRM = (2, 4)     # longer horizons (factors) at which a failing instance is re-judged
 EXTEND = (2, 4)      # ... and an undecided one
-EVALUATIONS = 400    # a path instance (a quarter) costs 17-35 ms: they bound the count
+EVALUATIONS = 1000   # a quarter of them solve a path (17-35 ms each): about 3 CPU-s at quick
 
 
 STATEMENT = ("sequence-to-sequence self-attention (every token a query, query k sees every t): normalized GD converges "
