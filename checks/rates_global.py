@@ -41,9 +41,7 @@ This is the one rule of the rate results: a Polyak run trapped for good on tied 
 tokens (capped steps of 1e6 at every step, L - L_inf > 0, in float64 and in mpmath alike) is
 seen and refutes, as it refutes rates-polyak (NOTES.md).
 
-Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
-1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
-to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
+Count: QUICK = 1000 instances at --budget quick (a SUPPORTED rules out failure rates above 0.3%)."""
 
 import numpy as np
 
@@ -63,7 +61,7 @@ HARD_SCALES = (0.1, 1.0)    # hard starts' scales (larger ones: rates-ngd; Polya
 CONFIRM = 4             # a failure is re-run at CONFIRM x H and must persist
 EXTEND = 4              # an undecided instance is re-run at EXTEND x H
 RULES = ("ngd", "polyak")
-QUICK = 200             # instances at --budget quick (not 1000: Polyak's steps, docstring)
+QUICK = 1000            # instances at --budget quick
 
 
 def judge(inst, run: rates.Run) -> tuple[bool | None, dict, str]:

@@ -29,9 +29,7 @@ Every part holds, or the claim fails (margin: the smallest of the three slacks, 
 a failure must persist at CONFIRM x H (engine option). Fixed-step GD (`normalized_step` dropped)
 only reaches L = O(1/t): exponent ~0.2.
 
-Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
-1.5%): joint training's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase
-runs up to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
+Count: QUICK = 1000 instances at --budget quick (a SUPPORTED rules out failure rates above 0.3%)."""
 
 import numpy as np
 
@@ -49,7 +47,7 @@ LAW_EXP = 1 / 3
 WINDOW = 8          # fit over t in [H / WINDOW, H]
 RECORDS = 32        # recorded rows per run
 CONFIRM = 4         # a failure is re-run at CONFIRM x H and must persist
-QUICK = 200             # instances at --budget quick (not 1000: Polyak's steps, docstring)
+QUICK = 1000            # instances at --budget quick
 
 
 def judge(inst, run: joint.JointRun) -> Outcome:

@@ -29,9 +29,7 @@ kept in the statement as our reconstruction). ITS NECESSITY IS NOT ESTABLISHED: 
 [1000, 8000] (the law holds there with C ~ 1e-7); under the rules above a standard-budget search of
 rates-global's larger starts found no failure (NOTES.md).
 
-Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
-1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
-to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
+Count: QUICK = 1000 instances at --budget quick (a SUPPORTED rules out failure rates above 0.3%)."""
 
 from attnsvm.attention import model
 from attnsvm.claims import Claim, Outcome, batched
@@ -48,7 +46,7 @@ SMALL = 0.1           # the random starts' scale (start_near_zero)
 STEPS = 200
 CONFIRM = 4           # a failure is re-run at CONFIRM x H and must persist
 EXTEND = 4            # an undecided instance is re-run at EXTEND x H
-QUICK = 200             # instances at --budget quick (not 1000: Polyak's steps, docstring)
+QUICK = 1000            # instances at --budget quick
 
 
 def judge(inst, run: rates.Run) -> Outcome:

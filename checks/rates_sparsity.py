@@ -23,9 +23,7 @@ r/c - (1 - TOL)). A slower rate refutes when its run can be trusted (`rates.doub
 float64 agreeing with mpmath where deeply saturated; a run trapped at another selection keeps m ~
 constant: r ~ 0), and again at CONFIRM x H (engine option).
 
-Count: QUICK = 200 instances at --budget quick, not 1000 (a SUPPORTED rules out failure rates above
-1.5%): Polyak's steps run in the torch loop, and the engine's one-at-a-time Hypothesis phase runs up
-to 64 instances alone (NOTES.md, "Polyak and joint checks evaluate 200 instances at quick")."""
+Count: QUICK = 1000 instances at --budget quick (a SUPPORTED rules out failure rates above 0.3%)."""
 
 import math
 
@@ -45,7 +43,7 @@ CONFIRM = 4         # a failure is re-run at CONFIRM x H and must persist
 EXTEND = 4          # an undecided instance is re-run at EXTEND x H
 RULES = ("ngd", "polyak")
 POLYAK_STEPS = 200  # Polyak's horizon from every start (its steps adapt: it needs no time to turn)
-QUICK = 200             # instances at --budget quick (not 1000: Polyak's steps, docstring)
+QUICK = 1000            # instances at --budget quick
 
 
 def law_rates(ds, eta: float) -> dict:

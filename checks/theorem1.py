@@ -83,7 +83,7 @@ def path_instances(datasets=None):
 
 claim = Claim(
     name="theorem1",
-    evaluations=200,
+    evaluations=1000,
     statement="Assumption A, strict optimality, ATT-SVM(opt) feasible => p(R)/R -> p_mm(opt)/||p_mm|| as R -> oo",
     hypotheses=hyp.of("theorem1"),
     conclusion=path_gaps,

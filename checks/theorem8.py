@@ -119,7 +119,7 @@ def tied_instances(change: Callable | None = None, n=(1, 2), T=(3, 4)) -> Space:
 
 claim = Claim(
     name="theorem8",
-    evaluations=200,
+    evaluations=1000,
     statement="Assumption D (sets O_i), (ATT-SVM') feasible => dist(p(R)/R, P^mm/Xi) -> 0 as R -> oo for the "
               "regularization path of attention with the head h(x) = phi(v^T x)",
     hypotheses=hyp.of("theorem8"),
