@@ -68,8 +68,8 @@ def test_lemma2_infeasibility_witnesses_are_exact():
 
 def test_lemma1_rounding_amplified_by_gd_is_not_a_failure():
     """Finding: GD on p and GD on W compute the same iterates with different rounding, and GD can amplify that
-    difference (here 1.4e5-fold), so the two float64 sequences part by 2.3e-9 > TOL after 25 steps. The rounding
-    allowance (the amplification measured by a perturbed twin run) keeps that from refuting the lemma, while a real
+    difference (here 2.3e5-fold), so the two float64 sequences part by 2.3e-9 > TOL after 25 steps. The rounding
+    allowance (the growth measured by products of GD's Jacobians) keeps that from refuting the lemma, while a real
     gap (the W step not scaled by 1/||u||^2) stays far above it."""
     from attnsvm.claims import Instance
     from attnsvm.claims.strategies import gaussian_dataset
@@ -84,3 +84,36 @@ def test_lemma1_rounding_amplified_by_gd_is_not_a_failure():
     assert out.detail["max_rel_gap_W"] > TOL and out.detail["amplification"] > 1e4 and out.holds is True
     out = claim.evaluate(Instance(ds, {**params, "eta_W": 0.2}), QUICK)
     assert out.holds is False and out.detail["max_rel_gap_W"] > 1e3 * out.detail["tolerance"]
+
+
+def test_lemma1_chaotic_run_is_undecided_not_refuted():
+    """Regression (standard budget, seed 0, refuted the lemma): eta = 2, exponential loss, MLP head. GD on p is
+    chaotic here for 35 steps (Jacobian spectral radii up to 6), so the float64 runs of GD on p and on W part by 0.018
+    at step 50 although, replayed at 80 digits, the identity holds to 1e-67 at every step. A twin run from a start
+    perturbed by 1e-8 saturated at a growth of 2e8 (the trajectory's size over 1e-8), so the rounding allowance was
+    too small; the growth of a perturbation by products of GD's Jacobians is 1e15, and float64 cannot decide the
+    identity: undecided, with its reason. On the same data with a stable step (eta = 0.5, or 1) the check decides
+    both ways: the identity holds to rounding, while a W step not scaled by 1/||u||^2 or a start W_0 that is not
+    rank one is refuted by a gap far above the allowance."""
+    from attnsvm.claims import Instance
+    from attnsvm.claims.strategies import gaussian_dataset
+    from attnsvm.results.checks.lemma1 import MAX_ALLOWANCE, TOL, claim
+
+    ds = gaussian_dataset(2122534352, 3, 3, 2)
+    params = {"u": [1.0, 2.0], "p0": [0.0, 0.0], "W0": [[0.0, 0.0], [0.0, 0.0]], "eta": 2.0, "eta_W": 0.4,
+              "loss": "exponential", "head": "mlp", "head_seed": 230}
+    inst = Instance(ds, params)
+    assert claim.meets(inst)
+    out = claim.evaluate(inst, get_budget("standard"))
+    assert out.detail["max_rel_gap_W"] > 1e-2 and out.detail["steps"] == 50
+    assert out.holds is None and "amplifies rounding" in out.reason
+    assert out.detail["amplification"] > 1e14 and out.detail["tolerance"] > MAX_ALLOWANCE
+    assert claim.conclusion.over([inst], get_budget("standard"))[0] == out
+    for budget in (QUICK, get_budget("standard")):
+        for eta in (0.5, 1.0):
+            scaled = {**params, "eta": eta, "eta_W": eta / 5}
+            held = claim.evaluate(Instance(ds, scaled), budget)
+            assert held.holds is True and held.detail["max_rel_gap_W"] < TOL
+            for broken in ({"eta_W": eta}, {"W0": [[0.0, 0.0], [2.0, -1.0]]}):       # W_0 u = p_0 still
+                bad = claim.evaluate(Instance(ds, {**scaled, **broken}), budget)
+                assert bad.holds is False and bad.detail["max_rel_gap_W"] > 1e6 * bad.detail["tolerance"]

@@ -38,16 +38,16 @@ def head_of(inst) -> MLPHead | None:
     return MLPHead.random(inst.dataset.d, WIDTH, np.random.default_rng(inst.params["head_seed"]))
 
 
-TWIN = 1e-8            # relative size of the twin run's start perturbation (amplification probe)
-
-
 @dataclass
 class Runs:
     """Per instance: the largest relative gaps over the horizon, ||W_t - p_t u^T/||u||^2||_F / max(1, ||W_t||_F)
-    (`gap_W`) and ||W_t u - p_t|| / max(1, ||p_t||) (`gap_Wu`); the largest amplification of a
-    perturbation of the start, max_t ||p'_t - p_t|| / ||p'_0 - p_0|| for a twin run of GD on p from
-    p'_0 = p_0 + TWIN max(1, ||p_0||) e (`amplification`: how much rounding differences between
-    the two sequences can grow); and the first step at which an iterate was not finite (None if none)."""
+    (`gap_W`) and ||W_t u - p_t|| / max(1, ||p_t||) (`gap_Wu`); the largest growth of a perturbation
+    injected at any step, max over s <= t of ||Phi(t, s)||_F (at least 1), Phi(t, s) = J_{t-1} ... J_s
+    the product of the Jacobians J_r = I - eta Hess L(p_r) of GD on p along its run (`amplification`:
+    how much a rounding difference between the two sequences, made at any step, can grow: first
+    order in the perturbation, so it does not saturate at the size of the trajectory as a finite
+    twin run from a perturbed start does; inf where the products overflow); and the first step at
+    which an iterate was not finite (None if none)."""
 
     gap_W: list[float]
     gap_Wu: list[float]
@@ -97,21 +97,23 @@ def _risks(b: dict, logits: torch.Tensor, loss, mlp: bool) -> torch.Tensor:
 
 
 def _group_runs(insts: list[Instance], shape, steps: int) -> list[tuple[float, float, float, int | None]]:
-    """Both sequences and the twin of one group, stacked along the batch so that one softmax, head
-    and loss serve all three (the logits of each are its own: X_i p, (X_i W) u, X_i p')."""
+    """Both sequences of one group, stacked along the batch so that one softmax, head and loss
+    serve both (the logits of each are its own: X_i p, (X_i W) u), and the Jacobians of GD on p
+    (the Hessian of the risk by double backward, one row per coordinate): every product
+    Phi(t, s) = J_{t-1} ... J_s, s <= t, is carried along, restricted to the instance's own
+    coordinates (padded ones are 0 in it)."""
     b = _padded(insts, shape)
-    b3 = {k: torch.cat([v, v, v]) for k, v in b.items() if k in ("X", "tok", "w", "Y", "v", "W1", "b1", "w2")}
+    b2 = {k: torch.cat([v, v]) for k, v in b.items() if k in ("X", "tok", "w", "Y", "v", "W1", "b1", "w2")}
     P0 = insts[0].params
     loss, mlp = get_loss(P0["loss"]), P0["head"] != "linear"
     eta = torch.tensor([inst.params["eta"] for inst in insts], dtype=torch.float64)
     eta_W = torch.tensor([inst.params["eta_W"] for inst in insts], dtype=torch.float64)
     u, p, W = b["u"], b["p0"], b["W0"]
     uu = (u * u).sum(-1)
-    e = (torch.arange(shape[2]) < torch.tensor([inst.dataset.d for inst in insts])[:, None]).double()
-    e = e / e.norm(dim=-1, keepdim=True)                        # unit, on the instance's own coordinates
-    delta = TWIN * p.norm(dim=-1).clamp(min=1.0)
-    twin = p + delta[:, None] * e
-    delta = (twin - p).norm(dim=-1)                            # the perturbation as represented
+    D = shape[2]
+    own = (torch.arange(D) < torch.tensor([inst.dataset.d for inst in insts])[:, None]).double()
+    eye = torch.diag_embed(own)                                 # the identity on the instance's own coordinates
+    phis = eye[:, None]                                         # Phi(t, s) for s = 0..t, (B, t + 1, D, D)
     worst_W = torch.zeros(len(insts), dtype=torch.float64)
     worst_Wu = torch.zeros(len(insts), dtype=torch.float64)
     amp = torch.ones(len(insts), dtype=torch.float64)
@@ -122,21 +124,23 @@ def _group_runs(insts: list[Instance], shape, steps: int) -> list[tuple[float, f
         Wu = torch.einsum("bde,be->bd", W, u)
         gap_u = (Wu - p).norm(dim=-1) / p.norm(dim=-1).clamp(min=1.0)
         worst_W, worst_Wu = torch.fmax(worst_W, gap), torch.fmax(worst_Wu, gap_u)
-        amp = torch.fmax(amp, (twin - p).norm(dim=-1) / delta)
-        finite = torch.isfinite(W).flatten(1).all(-1) & torch.isfinite(p).all(-1) & torch.isfinite(twin).all(-1)
+        grown = phis.flatten(2).norm(dim=-1).amax(dim=-1)
+        amp = torch.where(torch.isfinite(phis).flatten(1).all(-1), torch.fmax(amp, grown), math.inf)  # overflow: inf
+        finite = torch.isfinite(W).flatten(1).all(-1) & torch.isfinite(p).all(-1)
         for k in torch.nonzero(~finite).flatten().tolist():
             if bad[k] is None:
                 bad[k] = t
         if t == steps:
             break
-        pp, WW, tt = (x.detach().requires_grad_(True) for x in (p, W, twin))
+        pp, WW = (x.detach().requires_grad_(True) for x in (p, W))
         keys_W = torch.einsum("bntd,bde->bnte", b["X"], WW)                 # K_i = X_i W, then the logits K_i u
-        logits = torch.cat([torch.einsum("bntd,bd->bnt", b["X"], pp), torch.einsum("bnte,be->bnt", keys_W, u),
-                            torch.einsum("bntd,bd->bnt", b["X"], tt)])
-        gp, gW, gt = torch.autograd.grad(_risks(b3, logits, loss, mlp), (pp, WW, tt))
+        logits = torch.cat([torch.einsum("bntd,bd->bnt", b["X"], pp), torch.einsum("bnte,be->bnt", keys_W, u)])
+        gp, gW = torch.autograd.grad(_risks(b2, logits, loss, mlp), (pp, WW), create_graph=True)
+        hess = torch.stack([torch.autograd.grad(gp[:, j].sum(), pp, retain_graph=j < D - 1)[0] for j in range(D)], 1)
+        jac = eye - eta[:, None, None] * (own[:, :, None] * hess * own[:, None, :])
+        phis = torch.cat([torch.einsum("bde,bsef->bsdf", jac, phis), eye[:, None]], dim=1)
         p = (pp - eta[:, None] * gp).detach()
         W = (WW - eta_W[:, None, None] * gW).detach()
-        twin = (tt - eta[:, None] * gt).detach()
     return [(float(a), float(c), float(m), k)
             for a, c, m, k in zip(worst_W.tolist(), worst_Wu.tolist(), amp.tolist(), bad)]
 
