@@ -22,7 +22,8 @@ STATEMENT = ("Assumption A: W(R) = argmin_{||W||_F <= R} L(W) has W(R)/R -> W_mm
              "cone_mu(W_mm(alpha)) ∩ {R0 <= ||W||_F <= R} converges in direction to W_mm(alpha) (small mu, large R0)")
 RECONSTRUCTION = ("statement reconstructed from the paper's Sections 3-5 as summarised (the summary has no formulas); "
                   "the cone form (mu, R0) follows the core paper's local regularization path; the check uses mu = "
-                  "0.01, R0 = 8 ||W_mm(alpha)||_F")
+                  "min(0.01, mu*/4) (mu*: the widest cone where no higher-scoring token takes the least margin), "
+                  "R0 = 8 ||W_mm(alpha)||_F")
 
 
 def lifted_scores() -> dict:

@@ -9,6 +9,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy.optimize import nnls
 
 from attnsvm.attention import model
 from attnsvm.attention.losses import get_loss
@@ -164,6 +165,105 @@ def test_regpath_w_global_witness_goes_to_the_gmm():
     assert inst.params["alpha"] != opt and wlift.w_select(ds, inst.params["alpha"]).locally_optimal
     final = np.array(w["outcome"]["final_direction"])
     assert geometry.corr(final, wlift.w_matrix(ds, wlift.w_select(ds, opt).p_mm)) > 0.99
+
+
+def _cone_witness():
+    """tfsvm-regpath-w's standard seed-0 false refutation: n = T = d = 3 (self-attention), correlation loss, alpha =
+    (2, 1, 0) locally optimal (neighbours: input 0's token 0, input 2's tokens 1 and 2, all lower-scoring), but input
+    1 keeps an inactive token 2 of HIGHER score (2.98 against -0.55) at margin 1.046 (W_mm's active ones: 1)."""
+    from attnsvm.dynamics import wpaths
+    return Instance(wpaths.dataset(11259, 3, 3, 3, False),
+                    {"alpha": [2, 1, 0], "region": "cone", "loss": "correlation", "seed": 11259})
+
+
+def test_regpath_w_cone_witness_wider_than_the_theorems_cone():
+    """The witness's cones (mu = 1e-2, then 1e-3) reach directions where input 1's higher-scoring token 2 takes the
+    least margin (mu* = 1.06e-4 < 1e-3): there the excess is negative at every large R, so no R0 helps and the
+    path sits on the cone's edge; inside mu* every direction's least margin is a lower-scoring token's, and beyond
+    R_mu the lower-scoring tokens outweigh everywhere in the cone (the claim's regime)."""
+    from attnsvm.dynamics import wpaths
+    inst = _cone_witness()
+    ds, alpha = inst.dataset, inst.params["alpha"]
+    G = wpaths.theorem_cone(ds, alpha, "correlation")
+    assert wlift.w_select(ds, alpha).locally_optimal
+    assert G.token == (1, 2) and 1.0e-4 < G.mu_star < 1.1e-4
+    q = wlift.w_matrix(ds, wlift.w_select(ds, alpha).p_mm).ravel()
+    unit = np.linalg.norm(q)
+
+    def edge(mu, e):
+        """The unit vector of cone_mu(W_mm)'s boundary in the direction e (orthogonalised against W_mm)."""
+        e = e - (e @ G.axis) * G.axis
+        return (1 - mu) * G.axis + np.sqrt(1 - (1 - mu) ** 2) * e / np.linalg.norm(e)
+
+    # toward the nearest direction where token (1, 2) leads: beyond mu*, it outweighs at every large R
+    C = G.lower - G.higher[0]
+    toward = G.axis + C.T @ nnls(C.T, -G.axis)[0]
+    for R in (64, 512, 4096):
+        assert wpaths.mass_balance(ds, alpha, R * unit * edge(1e-3, toward), "correlation") > 0
+    # inside the claim's cone (mu*/4), beyond R_mu: the lower-scoring tokens outweigh in every direction
+    mu = G.mu_star / 4
+    r_mu = G.r_mu(mu)
+    assert np.isfinite(r_mu) and G.r_mu(1e-3) == np.inf
+    rng = np.random.default_rng(0)
+    for e in [toward] + list(rng.normal(size=(200, q.size))):
+        assert wpaths.mass_balance(ds, alpha, r_mu * edge(mu, e), "correlation") < 0
+
+
+def test_regpath_w_cone_witness_not_refuted():
+    """Regression (standard, seed 0 refuted it: gap = mu at every radius, at mu = 1e-2 and 1e-3): the check now
+    reads the path in the claim's cone (mu = mu*/4) and does not refute it, at the standard horizon nor at the
+    confirmation's 4x; the path is on the edge up to ~256 ||W_mm|| (its finite-R deviation, 1 - corr ~ 2.5 / R^2,
+    is wider than the cone) and leaves it (gap 9.6e-6 at 512 ||W_mm||) as float64's range ends."""
+    from attnsvm.claims import get_budget
+    from attnsvm.results.checks import tfsvm_regpath_w as rw
+    inst = _cone_witness()
+    claim = rw.claim
+    assert claim.meets(inst)
+    std = get_budget("standard")
+    for budget in (std, std.extended(4)):
+        out = claim.conclusion(inst, budget)
+        assert out.holds is not False, out
+        assert out.detail["mu"] == rw.theorem_mu(inst) < out.detail["mu_star"] < 1e-3
+    gaps = claim.conclusion(inst, std).detail["gap"]
+    assert gaps[-1] < 0.5 * gaps[0]                    # leaving the cone's edge toward W_mm at the last radius
+
+
+def test_regpath_w_outcome_does_not_depend_on_its_batch():
+    """Cone paths of different mu (each its own mu*) and R0 solved together, at the standard horizon: each instance's
+    outcome is the one it gets alone (bitwise), retries (narrower, farther cones) included."""
+    from attnsvm.claims import get_budget
+    from attnsvm.dynamics import wpaths
+    from attnsvm.results.checks import tfsvm_regpath_w as rw
+
+    def cone(seed, n, T, d, cross, alpha, loss):
+        return Instance(wpaths.dataset(seed, n, T, d, cross), {"alpha": alpha, "region": "cone", "loss": loss,
+                                                                "seed": seed})
+    # the witness, two whose first cone path stays at its norm floor (retried), one with mu* above MU
+    insts = [_cone_witness(), cone(50505, 3, 2, 3, False, [0, 1, 1], "exponential"),
+             cone(11427, 3, 3, 2, True, [1, 2, 1], "logistic"), cone(42076, 1, 3, 3, False, [1], "correlation")]
+    for seed in range(40):
+        ds, sels = rw.selections(seed, 3, 3, 3, False)
+        insts += [Instance(ds, {"alpha": list(s.alpha), "region": "cone", "loss": "logistic", "seed": seed})
+                  for s in sels if s.locally_optimal and not s.is_gmm][:1]
+        if len(insts) >= 7:
+            break
+    assert all(rw.claim.meets(i) for i in insts) and len({rw.theorem_mu(i) for i in insts}) >= 5
+    budget = get_budget("standard")
+    together = rw.claim.conclusion.over(insts, budget)
+    assert sum("first_cone" in o.detail for o in together) >= 2
+    for inst, out in zip(insts, together):
+        assert rw.claim.conclusion(inst, budget) == out, inst
+
+
+def test_regpath_w_necessity_witness_has_no_theorem_cone():
+    """Dropping local optimality: a higher-scoring SVM-neighbour makes mu* = 0 (no cone is narrow enough), so the
+    necessity witness keeps the wide cone (mu = 0.01) and its failure stands."""
+    from attnsvm.dynamics import wpaths
+    from attnsvm.results.checks import tfsvm_regpath_w as rw
+    inst = Instance.from_json(read_json(registry.witness_path(registry.entry("tfsvm-regpath-w"),
+                                                              "locally_optimal"))["instance"])
+    assert wpaths.theorem_cone(inst.dataset, inst.params["alpha"], inst.params["loss"]).mu_star == 0
+    assert rw.theorem_mu(inst) == rw.MU
 
 
 def test_kq_witness_path_goes_to_w_mm_not_the_nuclear_svm():
