@@ -432,6 +432,30 @@ def test_landscape_check_at_quick_searches_1000_instances():
     assert 5 <= ev["measures"]["spurious_lmms"]["instances"] <= 100
 
 
+def test_landscape_ladder_share_holds_among_targeted_mutants():
+    """One instance in LADDER_SHARE carries the transition ladder (its cost is 10-100 stationary-point searches)
+    under enumeration, uniform sampling AND among the targeted phase's mutants of a record that carries it.
+    Regression: with the pick itself as the ladder, every mutant not hitting the pick inherited it (about 6 in 7:
+    at standard 4729 of the targeted phase's 4984 mutants, 609 of its 684 s)."""
+    from attnsvm.claims.search import _mutate
+    from attnsvm.claims.spaces import Scope
+    from attnsvm.results.checks.tfsvm_landscape import LADDER_SHARE, claim
+
+    space = claim.instances(claim.dropped)
+    smallest = list(space.enumerate(Scope(0, 1)))               # seed fixed: 2 query kinds x picks x 3 losses
+    assert len(smallest) == 6 * LADDER_SHARE and sum(bool(v.params["ladder"]) for v, _, _ in smallest) == 6
+    rng = np.random.default_rng(0)
+    sampled = [space.sample(rng) for _ in range(2000)]
+    assert 1 / (2 * LADDER_SHARE) < np.mean([bool(v.params["ladder"]) for v, _ in sampled]) < 2 / LADDER_SHARE
+    parent = next(r for v, r in sampled if v.params["ladder"] and v.dataset.n == 3)
+    children = {}
+    for _ in range(400):
+        got = space.replay(_mutate(list(parent), rng))
+        if got[1] != parent:
+            children[got[1]] = bool(got[0].params["ladder"])
+    assert len(children) >= 20 and np.mean(list(children.values())) < 0.15
+
+
 def test_search_finds_the_shared_query_stationary_point():
     """The stored witness (two inputs sharing a query) has a finite stationary point the search reaches from its
     seeded starts (rho ~ 1e-15); its independent-query twin (input 1's own query back) has none (min rho >= 1e-5)."""
