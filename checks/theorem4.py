@@ -191,7 +191,7 @@ def svm_or_random_q(c, ds) -> list:
 
 claim = Claim(
     name="theorem4",
-    evaluations=200,
+    evaluations=1000,
     statement="distinct scores, keys in general position, q not an LMM direction => the path restricted to "
               "cone_mu(q) with ||p|| >= R0 does not converge to q (bounded, or lim p(R)/R != q)",
     hypotheses=hyp.of("theorem4"),
