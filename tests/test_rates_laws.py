@@ -333,3 +333,38 @@ def test_tfsvm_local_presets():
     assert np.array_equal(X0, X1) and np.abs(K1).max() <= 1 / math.sqrt(paper.d) and np.abs(K0).max() < 0.1
     res = L.run_shard(paper.to_json(), Shard("s", {"start": 0, "stop": 2}))
     assert all(r["KQ"]["corr_nuc"][-1] > 0.9 for r in res["records"])
+
+
+def test_speedup_ngd_zigzag_at_its_step_resolution_is_not_a_stall():
+    """Standard seed 0's witness (n = 2, T = 2, d = 3, a hard start on W_mm((1, 0)) at scale 0.1, H = 1600): NGD
+    zigzags across the line of W_mm within one step (eta 0.5), its gap 1e-10 .. 3e-7 from step to step under the
+    envelope (eta / ||W_t||)^2; its recorded rows fitted +0.77 and it 'stalled' against GD at gaps 1e5 x higher.
+    W_mm is exact there (the float solution is the KKT certificate's rational one). Read at its step's resolution
+    its rate is -2 and it is faster than every stable GD step; a run that drifts off the line is fitted as before."""
+    from dataclasses import replace
+
+    X = [[[-2, 2, -2], [-1, -1, 1]], [[1, 0, 2], [2, -1, 0]]]
+    ds = rates.interned(np.array(X), [-1, 1])
+    exact = [float(x) for x in wlift.w_select(ds, rates.model.optimal_tokens(ds)).certificate.x][:9]
+    assert np.array_equal(rates.w_mm(ds, rates.model.optimal_tokens(ds)), np.array(exact))
+    inst = Instance(ds, {"seed": 0, "init_alpha": [1, 0], "init_scale": 0.1, "steps": 200, "eta": 0.5,
+                         "gd_factor": 1.0})
+    out = rates_speedup.claim.conclusion(inst, replace(get_budget("standard"), horizon=8.0))
+    ngd = out.detail["runs"]["ngd"]
+    assert ngd["horizon"] == 1600 and ngd["at_step_resolution"] and ngd["rate"] == pytest.approx(-2.0, abs=0.05)
+    assert 1e-9 < ngd["final_gap"] < 1e-7
+    assert out.holds is True and set(out.detail["pairs"].values()) == {"faster"}
+
+    def run(gap, norm):          # a synthetic NGD record over [0, 1600]
+        steps = np.linspace(0, 1600, 33)
+        return rates.Run("ngd", steps, np.zeros((33, 1)), -steps, np.asarray(gap, float), np.zeros(33),
+                         np.asarray(norm, float), (0, 1), "ok")
+
+    norm = 0.455 * np.linspace(1, 1600, 33)
+    zigzag = (np.array([0.37, 0.03, 0.2, 0.1] * 9)[:33] / norm) ** 2 / 2
+    stall = np.full(33, 1e-4)
+    assert rates.step_resolution(run(zigzag, norm), 0.5, 2) == pytest.approx(-2.0, abs=0.05)
+    assert rates.step_resolution(run(stall, norm), 0.5, 2) is None
+    d = rates_speedup.describe(run(stall, norm), True, 0.5)
+    assert not d["at_step_resolution"] and abs(d["rate"]) < 1e-9       # a stall is still fitted: slope 0, refutable
+    assert rates_speedup.compare(d, {"rate": -0.5})[0] == "not faster"
