@@ -2,7 +2,7 @@
 docs/statements.md#rates-joint): joint training of the key-query matrix W and the linear decoder v
 by normalized GD on theta = (vec W, v) (`dynamics.joint.JointProblem`): W converges in direction to
 W_mm(opt) from a random start (globally), the decoder converges in margin, and the loss decays like
-exp(-t^{1/3}) on Gaussian-like data.
+exp(-t^{1/3}) on Gaussian-like data, from a start near zero (`start_near_zero`, scale <= 0.1: ours).
 
 Data and law (OUR reconstruction: paper C's data model and constants are not in papers/):
 "Gaussian-like" = the first token (also the query, z_i = x_i1) carries the label, x_i1 = Y_i e_1,
@@ -18,13 +18,18 @@ run, d is zero-padded: the quick budget's cost is per shape and per step; n up t
 until the batched engine).
 
 Proxy (`attnsvm.dynamics.joint.race`: the instances of one (n, T) run as one batch): joint NGD (eta
-0.5) from theta_0 ~ N(0, init_scale^2), init_scale 0.1 or 0.3, for H = steps x horizon iterations,
+0.5) from theta_0 ~ N(0, init_scale^2), init_scale 0.05 or 0.1, for H = steps x horizon iterations,
 recorded every H/RECORDS: (a) 1 - corr(W_H, W_mm(opt)) <= TOL_W; (b) the decoder's normalized
 margin min_i Y_i v_H^T X_i^T s_i / ||v_H|| >= (1 - TOL_V) / ||v_mm||; (c) the least-squares slope
 of log(-log L) against log t over t in [H/WINDOW, H] is >= 1/3 - TOL_EXP. The queries z_i = Y_i e_1
 span one direction, so the part of W_0 off W's first column never moves and 1 - corr(W_t, W_mm)
 decays only as ||W_t|| grows, which under joint NGD is slow (the step goes to v once attention
 saturates): from starts of scale 1 the gap is still 0.03-0.3 at H = 200, hence the small starts.
+The start is a hypothesis, not only a tuning: from scale 0.3 a decoder drawn against the label
+(v_0 ~ -0.6 e_1) can lock onto noise tokens that happen to be label-correlated (n = 2: Y_i x_it point
+the same way), and the run converges to that selection's joint max-margin point (W -> W_mm(alpha),
+corr 0.988; v -> its label SVM, margin 0.533 vs 1; loss exponent 1.01): 4 of 41 starts of scale 0.3
+on the seed-3 witness's data, 0 of 40 of scale 0.1 (NOTES.md; tests/test_rates_laws.py).
 Every part holds, or the claim fails (margin: the smallest of the three slacks, each relative);
 a failure must persist at CONFIRM x H (engine option). Fixed-step GD (`normalized_step` dropped)
 only reaches L = O(1/t): exponent ~0.2.
@@ -85,7 +90,8 @@ def joint_convergence(insts, budget):
 claim = Claim(
     name="rates-joint",
     evaluations=QUICK,
-    statement="jointly training W and the linear decoder by normalized GD on Gaussian-like data (reconstruction): "
+    statement="jointly training W and the linear decoder by normalized GD from a start near zero on Gaussian-like "
+              "data (reconstruction): "
               "W converges in direction to W_mm(opt), the decoder's normalized margin to the label SVM's, and "
               "L(theta_t) <= exp(-c t^{1/3})",
     hypotheses=hyp.of("rates-joint"),
@@ -94,7 +100,7 @@ claim = Claim(
     measures=("w_gap", "decoder_margin", "loss_exponent"),
     confirm=(CONFIRM,),
     tolerances={"w_gap": TOL_W, "decoder_margin": TOL_V, "loss_exponent": TOL_EXP},
-    proxy="joint NGD (eta 0.5) from starts of scale 0.1 or 0.3 for H = 200 x horizon steps: 1 - corr(W_H, W_mm) <= "
+    proxy="joint NGD (eta 0.5) from starts of scale 0.05 or 0.1 for H = 200 x horizon steps: 1 - corr(W_H, W_mm) <= "
           f"{TOL_W}; decoder margin >= (1 - {TOL_V}) x the SVM's; slope of log(-log L) vs log t over [H/{WINDOW}, H] "
           f">= 1/3 - {TOL_EXP}; a failure persists at {CONFIRM} x H",
     horizon="200 x budget horizon steps", tolerance=f"W {TOL_W}, decoder {TOL_V}, exponent {TOL_EXP}",

@@ -368,3 +368,31 @@ def test_speedup_ngd_zigzag_at_its_step_resolution_is_not_a_stall():
     d = rates_speedup.describe(run(stall, norm), True, 0.5)
     assert not d["at_step_resolution"] and abs(d["rate"]) < 1e-9       # a stall is still fitted: slope 0, refutable
     assert rates_speedup.compare(d, {"rate": -0.5})[0] == "not faster"
+
+
+RATES_JOINT_SEED3 = {   # the seed-3 quick witness (n = 2, T = 3, d = 4): a start of scale 0.3 against the label
+    "X": [[[1, 0, 0, 0], [0, 6193330408742855 / 2**54, 3320691150223425 / 2**59, -2967690540346285 / 2**55],
+           [0, 5639382718343065 / 2**53, -2534624051028175 / 2**57, -66178914756505 / 2**49]],
+          [[-1, 0, 0, 0], [0, -4117382568519173 / 2**53, -5156805490943713 / 2**55, 4230744736500205 / 2**54],
+           [0, -6721238902046243 / 2**54, -5418474291428655 / 2**55, 2563916161314603 / 2**53]]],
+    "Y": [1, -1]}
+
+
+def test_joint_start_near_zero_excludes_the_noise_locking_witness():
+    """From scale 0.3 joint NGD locks onto the label-correlated noise tokens (alpha = (3, 2)): W -> W_mm(alpha),
+    the decoder to that selection's label SVM (margin 0.533 vs 1); the claim now assumes a start near zero, which
+    the witness violates, and from starts of scale 0.1 the same data converges to W_mm(opt)."""
+    from attnsvm.attention.data import Dataset
+    from attnsvm.claims.hypotheses import rates as hr
+
+    ds = Dataset.from_arrays(np.array(RATES_JOINT_SEED3["X"], dtype=np.float64), np.array(RATES_JOINT_SEED3["Y"],
+                             dtype=np.float64), np.eye(4)[0])
+    bad = Instance(ds, {"rule": "ngd", "eta": 0.5, "steps": 200, "init_scale": 0.3, "seed": 16365})
+    out = rates_joint.claim.conclusion(bad, QUICK)
+    assert out.holds is False and out.detail["w_gap"] > 1 and out.detail["decoder_margin"] < 0.6
+    assert "start_near_zero" in [h.name for h in rates_joint.claim.hypotheses]
+    assert not all(h.decide(bad) for h in rates_joint.claim.hypotheses)
+    assert hr.START_NEAR_ZERO.decide(Instance(ds, {**bad.params, "init_scale": 0.1}))
+    good = [Instance(ds, {**bad.params, "init_scale": 0.1, "seed": s}) for s in range(8)]
+    outs = [rates_joint.claim.conclusion(i, QUICK) for i in good]
+    assert all(o.holds for o in outs) and max(o.detail["w_gap"] for o in outs) < 0.05
