@@ -25,8 +25,10 @@ gap is >= GAP_FLOOR and did not decrease by PLATEAU (relative) over the last thr
 settled away from q, at whatever distance). It fails when the gap is < delta, non-increasing and still
 converging to 0 over the last three radii (halved over them, or at float resolution FLOOR: a gap
 that decelerates toward a positive level is a path settling near q, not onto it), and still is at
-4x the radii (the engine's `confirm`). Otherwise the instance is re-evaluated at 2 and 4x the radii
-(`extend`), then INCONCLUSIVE, as is any instance whose solves did not settle. The hypotheses are
+4x the radii (the engine's `confirm`). A last path point strictly inside the ball whose norm still
+grows is undecided (INTERIOR): the solver stops where the risk is flat at float64's resolution,
+and such a point says nothing about the minimiser. Otherwise the instance is re-evaluated at 2
+and 4x the radii (`extend`), then INCONCLUSIVE, as is any instance whose solves did not settle. The hypotheses are
 loss.assumption_A, scores.distinct_scores, directional.general_position and regpath.q_not_lmm."""
 
 import itertools
@@ -55,6 +57,8 @@ GAP_FLOOR = 1e-6    # a plateau of the gap counts as a limit away from q only ab
 FALL = 0.5          # a failing gap must still fall: last <= FALL * first over the window (or <= FLOOR)
 LOSS_TOL = 1e-9     # relative slack of the limit-loss proof (float64 risks, feasibility up to rounding)
 UNDECIDED = "undecided at the largest radius: the gap to q is still moving"
+INTERIOR = ("the solves stopped inside the ball with the norm still growing: a flat point at float64's "
+            "resolution, not a minimiser (an interior minimiser would be the same at every larger radius)")
 
 
 def direction(inst) -> np.ndarray:
@@ -118,6 +122,8 @@ def decide(solved: paths.Solved, radii, q, delta, limit: float | None = None, le
     last, n = gaps[tail], norms[tail]
     if n[-1] < radii[-1] * (1 - BOUNDED) and n[-1] <= n[-2] * (1 + BOUNDED):
         return Outcome(True, detail={**detail, "branch": "bounded"})
+    if n[-1] < radii[-1] * (1 - BOUNDED):
+        return Outcome(None, detail=detail, reason=INTERIOR)
     if last[-1] >= GAP_FLOOR and paths.plateau(last, 0.0, PLATEAU):
         return Outcome(True, detail={**detail, "branch": "direction away from q"}, margin=last[-1])
     if last[-1] < delta and paths.monotone(last) and (last[-1] <= FLOOR or last[-1] <= FALL * last[0]):

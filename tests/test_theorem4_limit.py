@@ -96,3 +96,33 @@ def test_a_loss_at_or_above_the_limit_proves_nothing():
     solved = _solved_with_gaps(q, radii, [1e-2, 2e-3, 5e-4, 1.2e-4, 3e-5])
     assert T4.decide(solved, radii, q, 0.025, limit=-0.5, least=-0.5 - 1e-12).holds is False
     assert T4.decide(solved, radii, q, 0.025, limit=-0.5, least=-0.5 - 1e-6).holds is True
+
+
+INTERIOR_WITNESS = {   # `attnsvm check all --budget quick --seed 4` refuted it before the INTERIOR rule
+    "dataset": {"name": "gaussian-seed590482797",
+                "X": [[["-1218416547951755/1125899906842624", "-8124724119686981/36028797018963968"],
+                       ["-7648266071115961/18014398509481984", "-8809032679512201/4503599627370496"],
+                       ["-8097340582665315/4503599627370496", "1896475910263871/36028797018963968"]]],
+                "Y": [1], "v": ["737293355599103/1125899906842624", "2290431826370339/9007199254740992"],
+                "W": [[1, 0], [0, 1]]},
+    "params": {"q": ["-1", "-3"], "mu": 0.05, "R0": 1.0, "loss": "correlation", "seed": 0}}
+
+
+@pytest.mark.parametrize("horizon", [1.0, 4.0])
+def test_a_flat_interior_stop_is_not_a_failure(horizon):
+    """n = 1, correlation loss, q = (-1, -3): at the last radii the solver stops strictly inside the
+    ball (||p|| ~ 0.79 R, still growing) where the risk equals L_q to 5e-14: flat at float64's
+    resolution, not a minimiser; the falling gap there (0.020, 0.0014, 0.0012) refuted the claim."""
+    quick = BUDGETS["quick"]
+    out = T4.claim.conclusion(Instance.from_json(INTERIOR_WITNESS), quick.extended(horizon))
+    assert out.holds is not False, out.detail
+
+
+def test_interior_growing_points_are_undecided():
+    q = np.array([1.0, 2.0])
+    radii = 2.0 ** np.arange(1, 6)
+    gaps = [1e-2, 2e-3, 5e-4, 1.2e-4, 3e-5]
+    assert T4.decide(_solved_with_gaps(q, radii, gaps), radii, q, 0.025).holds is False
+    inside = _solved_with_gaps(q, radii, gaps, norms=0.79 * radii)
+    out = T4.decide(inside, radii, q, 0.025)
+    assert out.holds is None and out.reason == T4.INTERIOR
