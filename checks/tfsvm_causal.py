@@ -14,7 +14,7 @@ mispredicting the limit (counterexamples/tfsvm_causal.py)."""
 
 from attnsvm.dynamics import seq2seq
 
-PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau=1e-3, rise=0.1, path_tol=1e-2, grid=6,
+PROXY = seq2seq.Proxy(eta=0.25, steps=400, init=0.1, sat=1e-3, tol=0.01, plateau=1e-3, rise=1e-3, path_tol=1e-2, grid=6,
                       iters=40, last=3, path_plateau=1e-3, max_alphas=64)
 PARTS = ("gd", "gd", "feasibility", "path")      # a quarter of the instances solve a path (the costly part)
 CONFIRM = (2, 4)

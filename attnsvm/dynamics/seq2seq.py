@@ -226,9 +226,46 @@ def of(inst, causal: bool) -> SeqData:
 def certified_svm(inst, causal: bool, alpha, which: str) -> tuple[np.ndarray | None, str]:
     """`solved(target_problem(...))` for an instance, computed once per dataset, labels, mask,
     alpha and problem."""
+    x, status, _ = _certified(inst, causal, alpha, which)
+    return x, status
+
+
+def _certified(inst, causal: bool, alpha, which: str) -> tuple[np.ndarray | None, str, list]:
+    """(solution, status, the tags of its exactly active rows) of `target_problem`, once per dataset,
+    labels, mask, alpha and problem."""
+    from attnsvm.svm import certificates, margin
+
     alpha = np.asarray(alpha)
-    key = f"seq_svm{causal}{which}{inst.params['labels']}{alpha.tolist()}"
-    return inst.dataset.memo(key, lambda: solved(target_problem(of(inst, causal), alpha, which)))
+
+    def compute():
+        prob = target_problem(of(inst, causal), alpha, which)
+        res = margin.solve(prob)
+        cert = certificates.certify(res)
+        if res.ok and cert.verified and cert.kind == "kkt":
+            return np.array([float(q) for q in cert.x]), "optimal", [prob.tags[j] for j in cert.active]
+        return None, res.status if cert.verified else f"{res.status}, certificate not verified", []
+
+    return inst.dataset.memo(f"seq_svm{causal}{which}{inst.params['labels']}{alpha.tolist()}", compute)
+
+
+def local_optimality(inst, causal: bool, alpha) -> tuple[bool | None, str]:
+    """Definition 2 for the statement's own per-query SVM (S's mask, every query), exactly: alpha is
+    locally optimal when W_mm(alpha) exists (exact KKT certificate) and every SVM-neighbour t of
+    query (i, k) (an exactly active row) scores below alpha_ik: gamma_ik,alpha_ik > gamma_ikt. Only
+    such directions are limits of the risk (the core Theorem 4 for the n T inputs (i, k)): a run
+    selecting a non-locally-optimal alpha is passing it. Returns (True / False, or None when the
+    SVM is not certified; the reason it is not locally optimal)."""
+    alpha = np.asarray(alpha)
+    x, status, active = _certified(inst, causal, alpha, "causal" if causal else "seq")
+    if x is None:
+        return (False, "its per-query SVM is infeasible") if status == "infeasible" else \
+            (None, f"its per-query SVM is {status}")
+    g = of(inst, causal).exact_scores()
+    higher = [(i, k, t) for i, k, t in active if g[i, k, t] >= g[i, k, alpha[i, k]]]
+    if higher:
+        i, k, t = higher[0]
+        return False, f"SVM-neighbour {t} of query ({i}, {k}) scores at least alpha's {int(alpha[i, k])}"
+    return True, ""
 
 
 def stacked(seqs: Sequence[SeqData], loss: Loss | str = "logistic", copies: int = 1) -> Problem:
@@ -243,12 +280,19 @@ def _row(steps, k: int) -> int:
     return min(range(len(steps)), key=lambda r: abs(steps[r] - steps[-1] / k))
 
 
-def gd_reports(insts, budget, causal: bool, eta: float, steps: int, init: float) -> list[list[dict]]:
+def gd_reports(insts, budget, causal: bool, eta: float, steps: int, init: float,
+               fall: float = math.log(2)) -> list[list[dict]]:
     """Per instance, one report per start (params 'starts', 'seed': inits N(0, init^2) from the
     instance's seed) of normalized GD (step eta, steps x horizon iterations) on its sequence risk,
     in the form `dynamics.wlimits.judge` reads: selected tokens alpha_H, the mass left off them,
     the run's status, the predicting SVM's status (params 'svm', exact KKT certificate) and
-    gap = 1 - corr(W, W_mm(alpha_H)) at H, H/2, H/4. Instances of one shape run as one batch."""
+    gap = 1 - corr(W, W_mm(alpha_H)) at H, H/2, H/4, and whether alpha_H is locally optimal for the
+    statement's own per-query SVM (`local_optimality`). `transit` says why a start is not at a limit
+    W_mm(alpha_H) can predict, so that a gap above tolerance there is a transient, never a failure:
+    alpha_H not locally optimal (no run ends at it), or the log unselected mass fell by less than
+    `fall` over the last octave (a saturating run's falls like -||W||, which NGD doubles: one that
+    does not is held by finite logit gaps, at a finite-norm stationary point of the risk or a limit
+    mixing tokens, and selects nothing in the limit). Instances of one shape run as one batch."""
     from attnsvm import dynamics
     from attnsvm.dynamics.wlimits import grouped
 
@@ -267,8 +311,18 @@ def gd_reports(insts, budget, causal: bool, eta: float, steps: int, init: float)
             for b in range(j * starts, (j + 1) * starts):
                 W = tr.final[b].cpu().numpy()
                 alpha = S.selected(W)
+                lum = S.log_unselected_mass(W)
+                lum_half = S.log_unselected_mass(tr.p[_row(tr.steps, 2), b].cpu().numpy())
                 rep = {"alpha": alpha.tolist(), "is_opt": bool((alpha == S.optimal()).all()), "horizon": tr.steps[-1],
-                       "log_unselected_mass": S.log_unselected_mass(W), "run_status": tr.status[b]}
+                       "log_unselected_mass": lum, "log_unselected_mass_half": lum_half, "run_status": tr.status[b]}
+                lo, why = local_optimality(inst, causal, alpha)
+                rep["locally_optimal"] = lo
+                if not lo:
+                    rep["transit"] = (f"selection {alpha.tolist()} not locally optimal ({why})" if lo is False else
+                                      f"local optimality of {alpha.tolist()} undecided ({why})")
+                elif not lum <= lum_half - fall:
+                    rep["transit"] = (f"log unselected mass {lum:.3g} at H, {lum_half:.3g} at H/2: not saturating "
+                                      "(finite logit gaps hold the selection)")
                 x, status = certified_svm(inst, causal, alpha, inst.params["svm"])
                 rep["status"] = status
                 if x is not None:
@@ -360,7 +414,10 @@ class Proxy:
     `dynamics.wlimits.judge` (`tol`, saturation `sat`, `plateau`, `rise`); part path: `grid` radii
     (one more per horizon doubling), `iters` solver iterations, holds when 1 - corr at the largest
     radius is <= `path_tol` and non-increasing over the last `last` radii, fails on a plateau there
-    (decrease below `path_plateau`, relative); part feasibility: at most `max_alphas` alphas searched."""
+    (decrease below `path_plateau`, relative); part feasibility: at most `max_alphas` alphas searched.
+    A gd start counts as at a limit only when its selection is locally optimal and its log unselected
+    mass fell by at least `fall` over the last octave (`gd_reports`); else a gap above `tol` is a
+    transient (undecided)."""
 
     eta: float = 0.25
     steps: int = 400
@@ -375,10 +432,11 @@ class Proxy:
     last: int = 3
     path_plateau: float = 1e-3
     max_alphas: int = 64
+    fall: float = math.log(2)
 
     def tolerances(self) -> dict:
         return {"gap": self.tol, "saturation": self.sat, "plateau": self.plateau, "rise": self.rise,
-                "path_gap": self.path_tol, "path_plateau": self.path_plateau}
+                "path_gap": self.path_tol, "path_plateau": self.path_plateau, "mass_fall": self.fall}
 
 
 def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
@@ -393,7 +451,8 @@ def conclude(insts, budget, causal: bool, proxy: Proxy) -> list:
     for k, inst in enumerate(insts):
         by_part.setdefault(inst.params["part"], []).append(k)
     gd = by_part.get("gd", [])
-    for k, reps in zip(gd, gd_reports([insts[k] for k in gd], budget, causal, proxy.eta, proxy.steps, proxy.init)):
+    for k, reps in zip(gd, gd_reports([insts[k] for k in gd], budget, causal, proxy.eta, proxy.steps, proxy.init,
+                                                  proxy.fall)):
         out[k] = judge(reps, "gap", proxy.tol, proxy.sat, proxy.plateau, proxy.rise)
     path = by_part.get("path", [])
     for k, res in zip(path, paths([insts[k] for k in path], budget, causal, proxy.grid, proxy.iters)):
@@ -432,8 +491,10 @@ def describe(proxy: Proxy) -> str:
     """The proxy in words, for a claim's report."""
     return (f"gd: NGD (eta {proxy.eta}, {proxy.steps} x horizon steps, seeded inits of scale {proxy.init}), saturated "
             f"starts (1 - max softmax < {proxy.sat} on every query): 1 - corr(W_H, W_mm(alpha_H)) <= {proxy.tol}; a "
-            f"larger gap refutes only if its Aitken limit from H/4, H/2, H exceeds {proxy.tol} (a gap risen by more "
-            f"than {proxy.rise} over the last octave is undecided), again at the confirming horizons. path: regpath on "
+            f"larger gap refutes only on a start at a limit (alpha_H locally optimal for the per-query SVM, exactly, "
+            f"and the log unselected mass fallen by at least {proxy.fall:.3g} over the last octave; else a transient) "
+            f"if its Aitken limit from H/4, H/2, H exceeds {proxy.tol} (a gap risen by more than {proxy.rise} "
+            f"(relative) over the last octave is undecided), again at the confirming horizons. path: regpath on "
             f"R = 2^k ||W_mm(opt)||, k < {proxy.grid} (+1 per horizon doubling), 1 - corr <= {proxy.path_tol} at the "
             f"largest R and non-increasing over the last {proxy.last}; a plateau above refutes. feasibility: exact "
             "rank of the difference rows, else an exact Farkas certificate for some alpha (at most "

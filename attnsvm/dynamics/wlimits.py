@@ -19,7 +19,8 @@ gap = 1 - corr(W, W_mm(alpha)) (Frobenius) or the nuclear excess ||W / margin||_
 - is undecided otherwise (unsaturated, untrusted, still converging or oscillating, or risen by
   more than the fraction `rise` over the last octave: a run leaving the selection it passes, e.g.
   at a saddle of the risk, moves away from that selection's SVM direction before it selects other
-  tokens), with the reason.
+  tokens; or its report carries `transit`, a reason the selection cannot be a limit, e.g. not
+  locally optimal, so its gap is a transient), with the reason.
 
 Confirmation at longer horizons is the engine's (`Claim.confirm`), not this module's.
 """
@@ -99,6 +100,10 @@ def judge(reports: list[dict], measure: str, tol: float, sat: float, plateau: fl
             continue
         detail["worst_" + measure] = max(detail.get("worst_" + measure, -math.inf), r[measure])
         if r[measure] > tol:
+            if r.get("transit"):
+                untrusted.append(f"{measure} {r[measure]:.3g} > {tol} at the horizon on a selection that cannot be a "
+                                 f"limit: {r['transit']}; in transition")
+                continue
             early = (r.get(measure + "_quarter"), r.get(measure + "_half"))     # absent where W did not yet separate
             if early[1] is not None and r[measure] > early[1] * (1 + rise):
                 untrusted.append(f"{measure} {r[measure]:.3g} > {tol} at the horizon and rising (from {early[1]:.3g} "
