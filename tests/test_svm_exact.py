@@ -41,9 +41,12 @@ def test_float_active_set_misreads_a_constraint_1e12_from_active():
     """The numeric path alone is wrong on NEAR: at tolerance 1e-9 it calls row 1 (value 1 + 1e-12)
     active and alpha = (0, 1) not locally optimal; it flags the decision as uncertain, so the
     exact path must decide it (next test)."""
-    numeric = geometry.select(Dataset._from_raw(NEAR, "near-active"), (0, 1), exact=False)
-    assert 1 in numeric.result.active and not numeric.locally_optimal
-    assert numeric.decision == "uncertain"                              # not robust: never screened
+    ds = Dataset._from_raw(NEAR, "near-active")
+    numeric = geometry.select(ds, (0, 1), exact=False)
+    exact = geometry.select(ds, (0, 1))
+    assert exact.locally_optimal and exact.decision == "exact"          # the truth (next test: why)
+    assert 1 in numeric.result.active and not numeric.locally_optimal   # the float reading disagrees with it ...
+    assert numeric.decision == "uncertain"                              # ... and says it is not robust: never screened
 
 
 def test_constraint_1e12_from_active_keeps_both_lmms_exactly():
