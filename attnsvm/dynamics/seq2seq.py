@@ -199,16 +199,21 @@ def target_problem(S: SeqData, alpha, which: str) -> MarginProblem:
     return S.svm_problem(alpha, "all")
 
 
-def solved(prob: MarginProblem) -> tuple[np.ndarray | None, str]:
+def certified(prob: MarginProblem) -> tuple[np.ndarray | None, str, list]:
     """(the solution as a flat float vector, or None when infeasible / not certified by an exact
-    KKT certificate; the status)."""
+    KKT certificate; the status; the tags of its exactly active rows)."""
     from attnsvm.svm import certificates, margin
 
     res = margin.solve(prob)
     cert = certificates.certify(res)
     if res.ok and cert.verified and cert.kind == "kkt":
-        return np.array([float(q) for q in cert.x]), "optimal"
-    return None, res.status if cert.verified else f"{res.status}, certificate not verified"
+        return np.array([float(q) for q in cert.x]), "optimal", [prob.tags[j] for j in cert.active]
+    return None, res.status if cert.verified else f"{res.status}, certificate not verified", []
+
+
+def solved(prob: MarginProblem) -> tuple[np.ndarray | None, str]:
+    """`certified` without the active rows."""
+    return certified(prob)[:2]
 
 
 def rows_needed(S: SeqData) -> int:
@@ -224,28 +229,17 @@ def of(inst, causal: bool) -> SeqData:
 
 
 def certified_svm(inst, causal: bool, alpha, which: str) -> tuple[np.ndarray | None, str]:
-    """`solved(target_problem(...))` for an instance, computed once per dataset, labels, mask,
-    alpha and problem."""
+    """`_certified` without the active rows."""
     x, status, _ = _certified(inst, causal, alpha, which)
     return x, status
 
 
 def _certified(inst, causal: bool, alpha, which: str) -> tuple[np.ndarray | None, str, list]:
-    """(solution, status, the tags of its exactly active rows) of `target_problem`, once per dataset,
+    """`certified(target_problem(...))`: (solution, status, active row tags), once per dataset,
     labels, mask, alpha and problem."""
-    from attnsvm.svm import certificates, margin
-
     alpha = np.asarray(alpha)
-
-    def compute():
-        prob = target_problem(of(inst, causal), alpha, which)
-        res = margin.solve(prob)
-        cert = certificates.certify(res)
-        if res.ok and cert.verified and cert.kind == "kkt":
-            return np.array([float(q) for q in cert.x]), "optimal", [prob.tags[j] for j in cert.active]
-        return None, res.status if cert.verified else f"{res.status}, certificate not verified", []
-
-    return inst.dataset.memo(f"seq_svm{causal}{which}{inst.params['labels']}{alpha.tolist()}", compute)
+    return inst.dataset.memo(f"seq_svm{causal}{which}{inst.params['labels']}{alpha.tolist()}",
+                             lambda: certified(target_problem(of(inst, causal), alpha, which)))
 
 
 def local_optimality(inst, causal: bool, alpha) -> tuple[bool | None, str]:
